@@ -1,0 +1,232 @@
+"""The sandboxed worker pool, with real worker processes: every fault becomes a verdict, the pool goes on."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+from collections.abc import Iterator
+
+import pytest
+import torch
+from kernel_medic.tools.sandbox import JobOutcome, SandboxLimits, WorkerPool
+
+EXEC = "kernel_medic.tools.sandbox:exec_source"
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+IS_ROOT = os.geteuid() == 0
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[WorkerPool]:
+    with WorkerPool(device="cpu", size=2, limits=SandboxLimits(timeout_s=5.0)) as p:
+        p.worker_notes  # noqa: B018 - waits until both workers are warm
+        yield p
+
+
+def run(pool: WorkerPool, source: str, limits: SandboxLimits | None = None, **payload: object) -> JobOutcome:
+    return pool.run(EXEC, {"source": source, **payload}, limits)
+
+
+def assert_still_serves(pool: WorkerPool) -> None:
+    for _ in range(2):  # both workers, whichever took the bad job
+        out = run(pool, "result = x * 2", x=21)
+        assert out.status == "ok", out
+        assert out.result == {"result": 42}
+
+
+def sandbox_processes(pool: WorkerPool) -> list[int]:
+    uids = {str(u) for u in pool.sandbox_uids}
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/status") as fh:
+                    fields = dict(line.split(":", 1) for line in fh if ":" in line)
+            except OSError:
+                continue
+            if fields.get("Uid", "").split()[:1] and fields["Uid"].split()[0] in uids:
+                found.append(int(name))
+    return found
+
+
+def test_round_trip_of_tensors_and_containers(pool: WorkerPool) -> None:
+    x = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    source = "result = {'y': x.t() * 2, 'shape': list(x.shape), 'pair': (1, 'a'), 'none': None, 'ok': True}"
+    out = run(pool, source, x=x)
+    assert out.status == "ok", out
+    res = out.result["result"]
+    assert torch.equal(res["y"], x.t() * 2)
+    assert res["shape"] == [3, 4] and res["pair"] == (1, "a") and res["none"] is None and res["ok"] is True
+    assert out.wall_s < 2.0
+
+
+def test_warm_job_is_cheap(pool: WorkerPool) -> None:
+    start = time.monotonic()
+    for _ in range(4):
+        assert run(pool, "result = 1").status == "ok"
+    assert (time.monotonic() - start) / 4 < 0.5
+
+
+def test_exception_becomes_error_with_type_message_and_traceback(pool: WorkerPool) -> None:
+    out = run(pool, "print('before')\ndef f():\n    return 1 / 0\nf()")
+    assert out.status == "error"
+    assert out.error_type == "ZeroDivisionError"
+    assert out.error == "ZeroDivisionError: division by zero"
+    assert "<candidate>" in out.traceback and "in f" in out.traceback
+    assert "before" in out.stdout_tail
+    assert_still_serves(pool)
+
+
+def test_segfault_is_a_crash(pool: WorkerPool) -> None:
+    out = run(pool, "import ctypes\nctypes.string_at(0)")
+    assert out.status == "crash"
+    assert out.error == "killed by signal 11 (SIGSEGV)"
+    assert_still_serves(pool)
+
+
+def test_exit_without_result_is_a_crash(pool: WorkerPool) -> None:
+    out = run(pool, "import os\nos._exit(3)")
+    assert out.status == "crash"
+    assert out.error == "exited with code 3 before returning a result"
+    assert_still_serves(pool)
+
+
+def test_infinite_loop_times_out(pool: WorkerPool) -> None:
+    out = run(pool, "while True:\n    pass", SandboxLimits(timeout_s=1.0))
+    assert out.status == "timeout"
+    assert out.error == "exceeded the 1.0 s wall-clock limit"
+    assert 1.0 <= out.wall_s < 3.0
+    assert_still_serves(pool)
+
+
+def test_fork_bomb_is_contained_and_leaves_nothing_behind(pool: WorkerPool) -> None:
+    start = time.monotonic()
+    out = run(pool, "import os\nwhile True:\n    os.fork()", SandboxLimits(timeout_s=3.0))
+    assert out.status in ("timeout", "error"), out
+    assert time.monotonic() - start < 20
+    if IS_ROOT:
+        assert sandbox_processes(pool) == []
+    assert_still_serves(pool)
+
+
+def test_escaped_background_process_is_killed_after_the_job(pool: WorkerPool, tmp_path: object) -> None:
+    # A daemon in its own session escapes the job's process group; it must still not outlive the job.
+    source = "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(60)\nresult = os.getpid()"
+    out = run(pool, source)
+    assert out.status == "ok", out
+    if IS_ROOT:
+        assert sandbox_processes(pool) == []
+    assert_still_serves(pool)
+
+
+def test_huge_allocation_fails_fast_as_error(pool: WorkerPool) -> None:
+    start = time.monotonic()
+    out = run(pool, "import torch\ntorch.empty(30 * 2**30, dtype=torch.uint8)")
+    assert out.status == "error", out
+    assert out.error_type in ("RuntimeError", "MemoryError")
+    assert time.monotonic() - start < 3.0
+    assert_still_serves(pool)
+
+
+def test_child_has_no_network(pool: WorkerPool) -> None:
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        server.settimeout(0.5)
+        port = server.getsockname()[1]
+        source = (
+            "import socket\nsocket.create_connection(('127.0.0.1', port), timeout=2)\nresult = 'connected'"
+        )
+        out = run(pool, source, port=port)
+        assert out.status == "error", out
+        assert out.error_type is not None and "Error" in out.error_type
+        with pytest.raises(socket.timeout):
+            server.accept()
+        # Same code with the network allowed does connect: the refusal above is the sandbox's doing.
+        allowed = run(pool, source, SandboxLimits(timeout_s=5.0, network=True), port=port)
+        assert allowed.status == "ok" and allowed.result == {"result": "connected"}, allowed
+        server.accept()[0].close()
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="the uid drop only happens when the pool runs as root")
+def test_child_cannot_write_the_users_files(pool: WorkerPool) -> None:
+    target = os.path.join(REPO, "sandbox_escape.txt")
+    for path in (target, "/root/sandbox_escape.txt"):
+        out = run(pool, "open(path, 'w').write('x')", path=path)
+        assert out.status == "error", out
+        assert out.error_type in ("PermissionError", "OSError"), out
+    assert not os.path.exists(target)
+    out = run(pool, "import os\nresult = os.getuid()")
+    assert out.status == "ok" and out.result["result"] in pool.sandbox_uids and out.result["result"] != 0
+
+
+def test_child_can_use_its_private_temp_dir(pool: WorkerPool) -> None:
+    source = (
+        "import os, tempfile\nwith tempfile.NamedTemporaryFile('w') as f:\n"
+        "    f.write('x')\n    f.flush()\n    result = os.path.getsize(f.name)"
+    )
+    out = run(pool, source)
+    assert out.status == "ok" and out.result == {"result": 1}, out
+
+
+def test_job_outside_the_package_is_rejected(pool: WorkerPool) -> None:
+    for job in ("os:system", "kernel_medicine.x:f", "kernel_medic.tools.sandbox", "subprocess:run"):
+        with pytest.raises(ValueError):
+            pool.run(job, {})
+        with pytest.raises(ValueError):
+            pool.submit(job, {})
+
+
+def test_unknown_job_function_is_an_error_not_a_crash(pool: WorkerPool) -> None:
+    out = pool.run("kernel_medic.tools.sandbox:no_such_function", {})
+    assert out.status == "error" and out.error_type == "AttributeError"
+
+
+def test_unsupported_result_type_is_an_error(pool: WorkerPool) -> None:
+    out = run(pool, "result = object()")
+    assert out.status == "error" and out.error_type == "TypeError"
+    assert "object" in out.error
+
+
+def test_two_jobs_run_in_parallel(pool: WorkerPool) -> None:
+    start = time.monotonic()
+    futures = [pool.submit(EXEC, {"source": "import time, os\ntime.sleep(1.0)\nresult = os.getpid()"})
+               for _ in range(2)]
+    outs = [f.result(timeout=30) for f in futures]
+    elapsed = time.monotonic() - start
+    assert all(o.status == "ok" for o in outs), outs
+    assert outs[0].result != outs[1].result
+    assert elapsed < 1.8
+
+
+def test_cpu_worker_child_has_triton_interpreter(pool: WorkerPool) -> None:
+    source = (
+        "import os, triton, triton.language as tl\n"
+        "result = (os.environ.get('TRITON_INTERPRET'), triton.__version__, hasattr(tl, 'load'))"
+    )
+    out = run(pool, source)
+    assert out.status == "ok", out
+    interp, version, has_load = out.result["result"]
+    assert interp == "1" and version and has_load
+
+
+def test_worker_killed_mid_job_is_reported_and_replaced(pool: WorkerPool) -> None:
+    future = pool.submit(EXEC, {"source": "import time\ntime.sleep(30)"})
+    time.sleep(0.5)
+    busy = [w for w in pool._workers if w.child_pid is not None]
+    assert len(busy) == 1
+    os.kill(busy[0].proc.pid, signal.SIGKILL)
+    out = future.result(timeout=20)
+    assert out.status == "crash" and "worker died" in out.error
+    if IS_ROOT:
+        assert sandbox_processes(pool) == []
+    assert_still_serves(pool)
+
+
+def test_closed_pool_refuses_work() -> None:
+    p = WorkerPool(device="cpu", size=1)
+    p.close()
+    p.close()
+    with pytest.raises(RuntimeError):
+        p.run(EXEC, {"source": "result = 1"})
