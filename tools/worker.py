@@ -506,9 +506,7 @@ def main(argv: list[str] | None = None) -> int:
 
     backend = get_backend(args.device)
     os.environ.update(backend.worker_env())
-    import torch  # noqa: F401
-    import triton  # noqa: F401
-
+    # prepare_worker imports torch (and torch_npu) before triton, in the order each backend needs.
     backend_notes = [str(n) for n in backend.prepare_worker()]
     notes: list[str] = []
     uid: int | None = None
