@@ -1,0 +1,221 @@
+"""The evaluator end to end: real problems, real sandboxed workers, every verdict and coverage variant."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from kernel_medic.tools.evaluate import EvalReport, Evaluator
+from kernel_medic.tools.problem import InvalidProblem, load_problem
+from problems import SCALE_REFERENCE, scale_candidate, write_problem
+
+
+def evaluate(evaluator: Evaluator, folder: Path, tier: str = "light") -> EvalReport:
+    return evaluator.evaluate(load_problem(folder), tier=tier)  # type: ignore[arg-type]
+
+
+def test_correct_kernel_passes_every_full_tier_case(evaluator: Evaluator, tmp_path: Path) -> None:
+    report = evaluate(evaluator, write_problem(tmp_path, scale_candidate()), tier="full")
+    names = [c.name for c in report.cases]
+    assert report.verdict == "pass", report.symptoms
+    assert report.score == 1.0
+    assert {"seed0", "seed1", "seed2", "x100", "x1e-3", "all_negative", "heavy_tailed", "noncontig"} <= set(
+        names
+    )
+    shape_cases = [n for n in names if n.startswith("shape")]
+    assert shape_cases, names
+    json.dumps(report.to_dict())
+
+
+def test_light_tier_runs_default_inputs_once(evaluator: Evaluator, tmp_path: Path) -> None:
+    report = evaluate(evaluator, write_problem(tmp_path, scale_candidate()))
+    assert [c.name for c in report.cases] == ["seed0"]
+    assert report.verdict == "pass"
+
+
+def test_unwritten_tail_is_a_mismatch_shown_as_untouched_trailing_region(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    # `offs < n - 8`: the last 8 elements are never stored; the harness NaN-fills torch.empty_like outputs.
+    cand = scale_candidate(("mask = offs < n\n", "mask = offs < n - 8\n"))
+    report = evaluate(evaluator, write_problem(tmp_path, cand))
+    case = report.cases[0]
+    assert report.verdict == "mismatch"
+    assert case.nan_count == 8
+    assert case.pattern == "trailing"
+    assert "untouched_region" in case.relationships
+    assert report.score == pytest.approx(1 - 8 / 4000)
+
+
+def test_wrong_constant_is_a_mismatch_with_a_constant_ratio(evaluator: Evaluator, tmp_path: Path) -> None:
+    report = evaluate(evaluator, write_problem(tmp_path, scale_candidate(("x * 2.0", "x * 3.0"))))
+    assert report.verdict == "mismatch"
+    assert report.cases[0].pattern == "everywhere"
+    assert any(r.startswith("constant_ratio:1.5") for r in report.cases[0].relationships)
+    assert report.score == 0.0
+
+
+def test_shape_mismatch(evaluator: Evaluator, tmp_path: Path) -> None:
+    report = evaluate(
+        evaluator, write_problem(tmp_path, scale_candidate(("return out", "return out[:, :-1]")))
+    )
+    assert report.verdict == "shape_mismatch"
+    assert report.score == 0.0
+
+
+def test_dtype_mismatch(evaluator: Evaluator, tmp_path: Path) -> None:
+    report = evaluate(
+        evaluator, write_problem(tmp_path, scale_candidate(("return out", "return out.double()")))
+    )
+    assert report.verdict == "dtype_mismatch"
+
+
+def test_exception_in_forward_is_a_runtime_error(evaluator: Evaluator, tmp_path: Path) -> None:
+    cand = scale_candidate(("x = x.contiguous()", "x = x.contiguous()\n        x = x[None][3]"))
+    report = evaluate(evaluator, write_problem(tmp_path, cand))
+    assert report.verdict == "runtime_error"
+    assert "IndexError" in (report.cases[0].error or "")
+
+
+def test_triton_misuse_is_a_compile_error(evaluator: Evaluator, tmp_path: Path) -> None:
+    cand = scale_candidate(("tl.arange(0, BLOCK)", "tl.arange(0, 100)"))  # not a power of two
+    report = evaluate(evaluator, write_problem(tmp_path, cand))
+    assert report.verdict == "compile_error", report.cases[0].error
+
+
+def test_infinite_loop_is_a_timeout(evaluator: Evaluator, tmp_path: Path) -> None:
+    cand = scale_candidate(("x = x.contiguous()", "while True:\n            pass"))
+    report = evaluate(evaluator, write_problem(tmp_path, cand, toml="timeout_s = 3\n"))
+    assert report.verdict == "timeout"
+
+
+def test_segfault_is_a_crash_and_the_pool_keeps_serving(evaluator: Evaluator, tmp_path: Path) -> None:
+    cand = scale_candidate(("x = x.contiguous()", "import ctypes\n        ctypes.string_at(0)"))
+    report = evaluate(evaluator, write_problem(tmp_path / "bad", cand))
+    assert report.verdict == "crash"
+    assert "SIGSEGV" in (report.cases[0].error or "")
+    assert evaluate(evaluator, write_problem(tmp_path / "good", scale_candidate())).verdict == "pass"
+
+
+def test_import_time_crash_is_invalid_problem(evaluator: Evaluator, tmp_path: Path) -> None:
+    cand = scale_candidate(("import triton\n", "import triton\nraise RuntimeError('boom at import')\n"))
+    report = evaluate(evaluator, write_problem(tmp_path, cand))
+    assert report.verdict == "invalid_problem"
+    assert "import-time crash" in (report.error or "") and "boom at import" in (report.error or "")
+
+
+def test_reference_that_fails_is_invalid_problem(evaluator: Evaluator, tmp_path: Path) -> None:
+    ref = SCALE_REFERENCE.replace("return x * 2.0", "return x @ x")  # (4, n) @ (4, n) cannot multiply
+    with pytest.raises(InvalidProblem, match="reference itself fails"):
+        evaluate(evaluator, write_problem(tmp_path, scale_candidate(), reference=ref))
+
+
+def test_writing_into_the_input_fails_even_when_the_output_is_right(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    cand = scale_candidate(
+        (
+            "tl.store(out_ptr + offs, x * 2.0, mask=mask)",
+            "tl.store(out_ptr + offs, x * 2.0, mask=mask)\n    tl.store(x_ptr + offs, x * 0.0, mask=mask)",
+        )
+    )
+    report = evaluate(evaluator, write_problem(tmp_path, cand))
+    assert report.verdict == "mismatch"
+    assert "input_modified:0" in report.cases[0].relationships
+    assert report.score == 1.0  # values are right: the verdict comes from the mutated input alone
+
+
+def test_store_past_the_end_is_reported_as_out_of_bounds(evaluator: Evaluator, tmp_path: Path) -> None:
+    cand = scale_candidate(
+        ("tl.store(out_ptr + offs, x * 2.0, mask=mask)", "tl.store(out_ptr + offs, x * 2.0)")
+    )
+    report = evaluate(evaluator, write_problem(tmp_path, cand))
+    assert report.verdict == "mismatch"
+    assert any(r.startswith("out_of_bounds_write") for r in report.cases[0].relationships)
+    assert any("out-of-bounds write" in s for s in report.symptoms)
+
+
+def test_output_that_changes_between_runs_is_caught_in_the_full_tier(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    cand = scale_candidate(
+        ("super().__init__()", "super().__init__()\n        self.calls = 0"),
+        ("return out", "self.calls += 1\n        return out + (self.calls - 1)"),
+    )
+    report = evaluate(evaluator, write_problem(tmp_path, cand), tier="full")
+    first = report.cases[0]
+    assert first.verdict == "mismatch"
+    assert "nondeterministic" in first.relationships
+
+
+def test_hard_coded_size_fails_only_on_the_automatic_shape_variant(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    cand = scale_candidate(("n = x.numel()", "n = 4000"))
+    report = evaluate(evaluator, write_problem(tmp_path, cand), tier="full")
+    failing = {c.name for c in report.cases if c.verdict != "pass"}
+    assert report.verdict != "pass"
+    assert failing and all(name.startswith("shape") for name in failing), failing
+
+
+def test_contiguity_assumption_fails_only_on_the_noncontiguous_variant(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    # An elementwise kernel over raw storage is right when out mirrors x's strides; this one allocates a
+    # contiguous output, so a transposed x is read in the wrong order.
+    cand = scale_candidate(
+        ("        x = x.contiguous()\n", ""), ("torch.empty_like(x)", "torch.empty(x.shape, dtype=x.dtype)")
+    )
+    report = evaluate(evaluator, write_problem(tmp_path, cand), tier="full")
+    failing = {c.name for c in report.cases if c.verdict != "pass"}
+    assert failing == {"noncontig"}, failing
+
+
+def test_variant_with_non_finite_reference_is_dropped(evaluator: Evaluator, tmp_path: Path) -> None:
+    ref = SCALE_REFERENCE.replace("return x * 2.0", "return torch.log(x) * 0 + x * 2.0")
+    report = evaluate(evaluator, write_problem(tmp_path, scale_candidate(), reference=ref), tier="full")
+    dropped = " ".join(report.dropped)
+    assert "all_negative" in dropped and "not finite" in dropped
+    assert "all_negative" not in {c.name for c in report.cases}
+    assert "all_positive" in {c.name for c in report.cases}
+
+
+def test_problem_toml_input_sets_replace_automatic_shapes(evaluator: Evaluator, tmp_path: Path) -> None:
+    toml = "seeds = [5]\nvalue_variants = false\nnoncontiguous = false\n[[input_sets]]\nrows = 3\nn = 77\n"
+    report = evaluate(evaluator, write_problem(tmp_path, scale_candidate(), toml=toml), tier="full")
+    assert [c.name for c in report.cases] == ["seed5", "shape[n=77,rows=3]"]
+    assert report.verdict == "pass"
+
+
+WEIGHTED_REFERENCE = SCALE_REFERENCE.replace(
+    "        super().__init__()\n",
+    "        super().__init__()\n        self.weight = nn.Parameter(torch.randn(n))\n",
+).replace("return x * 2.0", "return x * self.weight")
+
+WEIGHTED_CANDIDATE = scale_candidate(
+    ("def scale_kernel(x_ptr, out_ptr, n, BLOCK", "def scale_kernel(x_ptr, w_ptr, out_ptr, n, n_cols, BLOCK"),
+    (
+        "tl.store(out_ptr + offs, x * 2.0, mask=mask)",
+        "w = tl.load(w_ptr + offs % n_cols, mask=mask)\n    tl.store(out_ptr + offs, x * w, mask=mask)",
+    ),
+    ("](x, out, n, BLOCK=256)", "](x, self.PARAM, out, n, x.shape[-1], BLOCK=256)"),
+)
+
+
+def test_matching_parameters_are_copied_from_the_reference(evaluator: Evaluator, tmp_path: Path) -> None:
+    cand = WEIGHTED_CANDIDATE.replace(
+        "super().__init__()", "super().__init__()\n        self.weight = nn.Parameter(torch.zeros(1000))"
+    ).replace("self.PARAM", "self.weight")
+    report = evaluate(evaluator, write_problem(tmp_path, cand, reference=WEIGHTED_REFERENCE))
+    assert report.verdict == "pass", report.symptoms  # zeros unless the reference's weights were loaded
+
+
+def test_differently_named_parameters_are_built_under_the_same_seed(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    cand = WEIGHTED_CANDIDATE.replace(
+        "super().__init__()", "super().__init__()\n        self.w = nn.Parameter(torch.randn(1000))"
+    ).replace("self.PARAM", "self.w")
+    report = evaluate(evaluator, write_problem(tmp_path, cand, reference=WEIGHTED_REFERENCE))
+    assert report.verdict == "pass", report.symptoms
