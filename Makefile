@@ -1,0 +1,23 @@
+# One command each: `make demo` sets up and runs the main job on the bundled near-miss; `make test` sets up
+# and runs the test suite. Both create .venv on first use with the pinned CPU torch/triton (constraints.txt).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: setup demo test lint
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
+	touch $@
+
+demo: setup
+	$(BIN)/kmedic check examples/softmax_tail || [ $$? -eq 1 ]
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/ruff check .
