@@ -7,6 +7,7 @@ import json
 import math
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from kernel_medic.tools.evaluate import CaseResult, EvalReport, Evaluator
@@ -50,6 +51,46 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     check.set_defaults(run=_check)
+
+    rep = sub.add_parser(
+        "repair",
+        help="repair a near-miss candidate (small verified fix, integrity-gated)",
+        description="Find what is wrong with CANDIDATE, make a small verified fix and audit it. Progress per "
+        "node goes to stderr. Exit 0 when repaired, 1 when not, 2 on bad input.",
+    )
+    rep.add_argument("reference", nargs="?", help="reference.py or a problem folder (omit with --resume)")
+    rep.add_argument("candidate", nargs="?", help="candidate.py; omit when REFERENCE is a folder")
+    rep.add_argument(
+        "--strategy", choices=["offline", "llm", "hybrid"], help="patch strategy (default: offline)"
+    )
+    rep.add_argument("--max-iterations", type=int, help="patch-and-verify rounds before giving up")
+    rep.add_argument("--device", choices=["auto", "cpu", "cuda", "npu"], help="device (default: cpu)")
+    rep.add_argument("--workers", type=int, help="sandboxed worker processes (default: CPU count)")
+    rep.add_argument("--model", help="LLM model name (or KMEDIC_MODEL / OPENAI_MODEL)")
+    rep.add_argument("--out", help="write repaired.py (when repaired), report.json and diff.patch here")
+    rep.add_argument("--trace", help="trace file (default: --out/trace.jsonl, else the data directory)")
+    rep.add_argument("--thread", help="thread id for the checkpoints (default: a new one)")
+    rep.add_argument(
+        "--resume", metavar="THREAD", help="continue an interrupted run from its last checkpoint"
+    )
+    rep.add_argument("--checkpoint-db", help="SQLite checkpoint file (default: the data directory)")
+    rep.add_argument("--json", action="store_true", help="print the result as one JSON object on stdout")
+    rep.set_defaults(run=_repair)
+
+    rpl = sub.add_parser(
+        "replay",
+        help="re-run a recorded trace offline and check it reproduces",
+        description="Re-run TRACE with its recorded LLM responses (no network) and check that it takes the "
+        "same path, proposes the same patches and reaches the same verdict. With --from-step N, re-run to step N "
+        "and fork the run there with changed settings (--set key=value).",
+    )
+    rpl.add_argument("trace", help="a trace written by kmedic repair")
+    rpl.add_argument("--from-step", type=int, help="fork after this many nodes have finished")
+    rpl.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="a changed setting for the fork"
+    )
+    rpl.add_argument("--json", action="store_true", help="print the replay report as one JSON object")
+    rpl.set_defaults(run=_replay)
     return parser
 
 
@@ -159,6 +200,186 @@ def format_report(problem: Problem, report: EvalReport) -> str:
     if report.notes:
         lines += ["", "backend notes:"] + [f"  - {n}" for n in report.notes]
     return "\n".join(lines)
+
+
+def _repair(args: argparse.Namespace) -> int:
+    from kernel_medic.graph.api import repair, resume
+    from kernel_medic.graph.config import RepairConfig
+
+    progress = _node_printer()
+    out = Path(args.out) if args.out else None
+    if args.resume:
+        try:
+            result = resume(args.resume, checkpoint_db=args.checkpoint_db, progress=progress)
+        except ValueError as exc:
+            raise InvalidProblem(str(exc)) from exc
+    else:
+        if not args.reference:
+            raise InvalidProblem("repair needs REFERENCE [CANDIDATE] or --resume THREAD")
+        device = args.device
+        try:
+            config = RepairConfig.from_env(
+                strategy=args.strategy,
+                max_iterations=args.max_iterations,
+                device=device,
+                workers=args.workers,
+                model=args.model,
+            )
+        except ValueError as exc:
+            raise InvalidProblem(str(exc)) from exc
+        if config.device != "cpu":
+            config = RepairConfig.from_dict({**config.to_dict(), "device": resolve_device(config.device)})
+        trace = args.trace or (str(out / "trace.jsonl") if out else None)
+        result = repair(
+            args.reference,
+            args.candidate,
+            config,
+            trace=trace,
+            thread_id=args.thread,
+            checkpoint_db=args.checkpoint_db,
+            progress=progress,
+        )
+    if result.status == "invalid":
+        raise InvalidProblem(result.error)
+    if out is not None:
+        write_outputs(out, result.to_dict(), result.repaired_source, result.diff)
+    if args.json:
+        print(json.dumps(json_safe(repair_json(result.to_dict())), allow_nan=False))
+    else:
+        print(format_repair(result.to_dict()))
+    return EXIT_OK if result.status == "repaired" else EXIT_FAIL
+
+
+def repair_json(result: dict[str, Any]) -> dict[str, Any]:
+    tokens = result["tokens"]
+    return {
+        **{
+            k: result[k]
+            for k in (
+                "status",
+                "stop_reason",
+                "iterations",
+                "llm_calls",
+                "wall_s",
+                "score",
+                "diff_lines",
+                "thread_id",
+                "trace_path",
+                "diff",
+                "error",
+            )
+        },
+        "tokens": {**tokens, "total": tokens["input"] + tokens["output"]},
+        "integrity": result["integrity"].get("verdict", "not_audited"),
+        "integrity_findings": result["integrity"].get("findings", []),
+        "attempts": [
+            {
+                k: a.get(k)
+                for k in (
+                    "iteration",
+                    "strategy",
+                    "hypothesis",
+                    "rule",
+                    "description",
+                    "verdict",
+                    "score",
+                    "diff_lines",
+                )
+            }
+            for a in result["attempts"]
+        ],
+    }
+
+
+def write_outputs(out: Path, result: dict[str, Any], repaired: str | None, diff: str) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.json").write_text(json.dumps(json_safe(result), indent=2, allow_nan=False) + "\n")
+    (out / "diff.patch").write_text(diff)
+    stale = out / "repaired.py"
+    if repaired is not None:
+        stale.write_text(repaired)
+    elif stale.exists():
+        stale.unlink()  # a previous run's file must not pass for this run's result
+
+
+def format_repair(result: dict[str, Any]) -> str:
+    tokens = result["tokens"]["input"] + result["tokens"]["output"]
+    lines = [
+        f"{result['status'].upper()} ({result['stop_reason']}): score {result['score']:.4f}, "
+        f"{result['iterations']} iterations, {result['llm_calls']} LLM calls, {tokens} tokens, "
+        f"{result['wall_s']:.1f} s, diff {result['diff_lines']} lines, "
+        f"integrity {result['integrity'].get('verdict', 'not audited')}",
+        f"thread {result['thread_id']}; trace {result['trace_path']}",
+    ]
+    for f in result["integrity"].get("findings", []):
+        lines.append(f"  integrity: {f['rule']} (line {f['line']}): {f['evidence']}")
+    if result["diff"]:
+        lines += ["", result["diff"].rstrip()]
+    return "\n".join(lines)
+
+
+def _node_printer():  # noqa: ANN202
+    def show(node: str, delta: dict[str, Any]) -> None:
+        detail = ""
+        if node in ("evaluate", "verify") and delta.get("attempts"):
+            a = delta["attempts"][-1]
+            detail = f" {a['description']}: {a['verdict']} score {a['score']:.4f}"
+        elif node == "evaluate" and "best_verdict" in delta:
+            detail = f" {delta['best_verdict']} score {delta['best_score']:.4f}"
+        elif node == "patch" and delta.get("pending"):
+            detail = f" {delta['pending']['description']}"
+        elif node == "audit" and delta.get("integrity"):
+            detail = f" {delta['integrity']['verdict']}"
+        elif delta.get("stop_reason"):
+            detail = f" stop: {delta['stop_reason']}"
+        sys.stderr.write(f"[{node}]{detail} ({delta.get('wall_s', 0.0):.2f} s)\n")
+        sys.stderr.flush()
+
+    return show
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from kernel_medic.graph.replay import replay
+
+    changes: dict[str, Any] = {}
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise InvalidProblem(f"--set expects KEY=VALUE, got {item!r}")
+        changes[key.replace("-", "_")] = _coerce(value)
+    if changes and args.from_step is None:
+        raise InvalidProblem("--set changes a fork: give --from-step N too")
+    if not Path(args.trace).is_file():
+        raise InvalidProblem(f"{args.trace}: no such trace file")
+    try:
+        report = replay(args.trace, from_step=args.from_step, changes=changes)
+    except ValueError as exc:
+        raise InvalidProblem(str(exc)) from exc
+    data = report.to_dict()
+    if args.json:
+        print(json.dumps(json_safe(data), allow_nan=False))
+    elif args.from_step is None:
+        verdict = "REPRODUCED" if report.same else "DIVERGED"
+        print(f"{verdict}: {len(report.replayed['nodes'])} steps, status {report.replayed['status']}")
+        for d in report.differences:
+            print(f"  - {d}")
+    else:
+        print(
+            f"FORKED at step {args.from_step} with {changes}: {data['result']['status']} "
+            f"({data['result']['stop_reason']}); trace {report.trace_path}"
+        )
+    if args.from_step is None:
+        return EXIT_OK if report.same else EXIT_FAIL
+    return EXIT_OK if data["result"]["status"] == "repaired" else EXIT_FAIL
+
+
+def _coerce(value: str) -> Any:
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
 
 
 if __name__ == "__main__":

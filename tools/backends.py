@@ -60,8 +60,10 @@ class Backend:
             from kernel_medic.tools import interpreter_shims
 
             interpreter_shims.install()
-            return [f"cpu: triton {triton.__version__} CPU interpreter; programs run sequentially, "
-                    "num_warps/num_stages have no effect"]
+            return [
+                f"cpu: triton {triton.__version__} CPU interpreter; programs run sequentially, "
+                "num_warps/num_stages have no effect"
+            ]
         if interpreting:
             raise RuntimeError(f"{self.name} backend needs TRITON_INTERPRET unset or 0, found it enabled")
         if self.name == "cuda":
@@ -130,8 +132,9 @@ def select_device(requested: str | None, *, cuda_available: bool, npu_available:
 def probe_devices(timeout_s: float = 120.0) -> dict[str, bool]:
     """Which accelerators torch sees, asked in a subprocess so that this process never initialises them."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    proc = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=timeout_s,
-                          env=env)
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=timeout_s, env=env
+    )
     if proc.returncode != 0:
         tail = proc.stderr.strip().splitlines()[-1:] or ["no output"]
         raise RuntimeError(f"device probe failed (exit {proc.returncode}): {tail[0]}")

@@ -64,8 +64,10 @@ def parse_search_replace(text: str) -> list[SearchReplace]:
         missing = "'=======' and '>>>>>>> REPLACE'" if replace is None else "'>>>>>>> REPLACE'"
         raise EditError(f"block {n} is unterminated: {missing} missing")
     if not blocks:
-        raise EditError("no SEARCH/REPLACE block found; answer with '<<<<<<< SEARCH' ... '=======' ... "
-                        "'>>>>>>> REPLACE' blocks")
+        raise EditError(
+            "no SEARCH/REPLACE block found; answer with '<<<<<<< SEARCH' ... '=======' ... "
+            "'>>>>>>> REPLACE' blocks"
+        )
     return blocks
 
 
@@ -96,25 +98,31 @@ def _locate(lines: list[str], search: list[str], n: int) -> tuple[int, int]:
     """(index of the single match, indentation shift to apply to the replacement)."""
     bare = [line.rstrip("\r\n") for line in lines]
     size = len(search)
-    exact = [i for i in range(len(bare) - size + 1) if bare[i:i + size] == search]
+    exact = [i for i in range(len(bare) - size + 1) if bare[i : i + size] == search]
     if len(exact) == 1:
         return exact[0], 0
     if len(exact) > 1:
-        raise EditError(f"block {n}: the SEARCH text starting {_first(search)} occurs {len(exact)} times; "
-                        "add surrounding lines to make it unique")
+        raise EditError(
+            f"block {n}: the SEARCH text starting {_first(search)} occurs {len(exact)} times; "
+            "add surrounding lines to make it unique"
+        )
     wanted, search_indent = _normalise(search)
     loose: list[tuple[int, int]] = []
     for i in range(len(bare) - size + 1):
-        found, indent = _normalise(bare[i:i + size])
+        found, indent = _normalise(bare[i : i + size])
         if found == wanted:
             loose.append((i, indent - search_indent))
     if len(loose) == 1:
         return loose[0]
     if len(loose) > 1:
-        raise EditError(f"block {n}: the SEARCH text starting {_first(search)} occurs {len(loose)} times "
-                        "(ignoring whitespace); add surrounding lines to make it unique")
-    raise EditError(f"block {n}: the SEARCH text starting {_first(search)} is not in the candidate; "
-                    "copy the lines exactly from the current source")
+        raise EditError(
+            f"block {n}: the SEARCH text starting {_first(search)} occurs {len(loose)} times "
+            "(ignoring whitespace); add surrounding lines to make it unique"
+        )
+    raise EditError(
+        f"block {n}: the SEARCH text starting {_first(search)} is not in the candidate; "
+        "copy the lines exactly from the current source"
+    )
 
 
 def _normalise(block: list[str]) -> tuple[list[str], int]:
@@ -145,8 +153,9 @@ def _join(lines: list[str]) -> str:
 
 def unified_diff(before: str, after: str, path: str = "candidate.py") -> str:
     """A unified diff from ``before`` to ``after``; empty when they are equal."""
-    diff = difflib.unified_diff(before.splitlines(), after.splitlines(), f"a/{path}", f"b/{path}",
-                                lineterm="")
+    diff = difflib.unified_diff(
+        before.splitlines(), after.splitlines(), f"a/{path}", f"b/{path}", lineterm=""
+    )
     text = "\n".join(diff)
     return text + "\n" if text else ""
 
@@ -172,6 +181,7 @@ def changed_fraction(before: str, after: str) -> float:
     total = sum(1 for line in old if line.strip())
     if total == 0:
         return 0.0 if before.strip() == after.strip() else 1.0
-    touched = sum(1 for tag, i1, i2, _, _ in ops if tag in ("delete", "replace")
-                  for line in old[i1:i2] if line.strip())
+    touched = sum(
+        1 for tag, i1, i2, _, _ in ops if tag in ("delete", "replace") for line in old[i1:i2] if line.strip()
+    )
     return touched / total

@@ -94,8 +94,10 @@ def _patch_autotuner() -> None:
             picked = getattr(self, "best_config", None)
             if getattr(self, "_kmedic_untimed", False) and picked is not None:
                 name = self.base_fn.__name__
-                _note(f"@triton.autotune for {name} picked config {_describe_config(picked)} "
-                      f"without timing (first of {len(self.configs_timings)} configs)")
+                _note(
+                    f"@triton.autotune for {name} picked config {_describe_config(picked)} "
+                    f"without timing (first of {len(self.configs_timings)} configs)"
+                )
 
     Autotuner.do_bench = property(untimed_benchmarker)
     Autotuner.run = run
@@ -119,18 +121,53 @@ def _c_remainder(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 _UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint, "nearbyint": np.rint,
-    "round": _c_round, "exp": np.exp, "exp2": np.exp2, "exp10": lambda x: np.power(x.dtype.type(10), x),
-    "expm1": np.expm1, "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
-    "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x), "cbrt": np.cbrt, "rcbrt": lambda x: 1 / np.cbrt(x),
-    "sin": np.sin, "cos": np.cos, "tan": np.tan, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
-    "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "asinh": np.arcsinh, "acosh": np.arccosh,
-    "atanh": np.arctanh, "sinpi": lambda x: np.sin(np.pi * x), "cospi": lambda x: np.cos(np.pi * x),
-    "erf": _vectorize(math.erf), "erfc": _vectorize(math.erfc), "lgamma": _vectorize(math.lgamma),
-    "tgamma": _vectorize(math.gamma), "normcdf": lambda x: 0.5 * _vectorize(math.erfc)(-x / np.sqrt(2)),
-    "saturatef": lambda x: np.clip(x, 0, 1), "fast_expf": np.exp, "fast_exp10f": lambda x: np.power(10.0, x),
-    "fast_logf": np.log, "fast_log2f": np.log2, "fast_log10f": np.log10, "fast_sinf": np.sin,
-    "fast_cosf": np.cos, "fast_tanf": np.tan, "fast_tanhf": np.tanh,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "trunc": np.trunc,
+    "rint": np.rint,
+    "nearbyint": np.rint,
+    "round": _c_round,
+    "exp": np.exp,
+    "exp2": np.exp2,
+    "exp10": lambda x: np.power(x.dtype.type(10), x),
+    "expm1": np.expm1,
+    "log": np.log,
+    "log2": np.log2,
+    "log10": np.log10,
+    "log1p": np.log1p,
+    "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x),
+    "cbrt": np.cbrt,
+    "rcbrt": lambda x: 1 / np.cbrt(x),
+    "sin": np.sin,
+    "cos": np.cos,
+    "tan": np.tan,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "tanh": np.tanh,
+    "asin": np.arcsin,
+    "acos": np.arccos,
+    "atan": np.arctan,
+    "asinh": np.arcsinh,
+    "acosh": np.arccosh,
+    "atanh": np.arctanh,
+    "sinpi": lambda x: np.sin(np.pi * x),
+    "cospi": lambda x: np.cos(np.pi * x),
+    "erf": _vectorize(math.erf),
+    "erfc": _vectorize(math.erfc),
+    "lgamma": _vectorize(math.lgamma),
+    "tgamma": _vectorize(math.gamma),
+    "normcdf": lambda x: 0.5 * _vectorize(math.erfc)(-x / np.sqrt(2)),
+    "saturatef": lambda x: np.clip(x, 0, 1),
+    "fast_expf": np.exp,
+    "fast_exp10f": lambda x: np.power(10.0, x),
+    "fast_logf": np.log,
+    "fast_log2f": np.log2,
+    "fast_log10f": np.log10,
+    "fast_sinf": np.sin,
+    "fast_cosf": np.cos,
+    "fast_tanf": np.tan,
+    "fast_tanhf": np.tanh,
 }
 for _mode in ("rn", "rz", "rd", "ru"):
     _UNARY[f"sqrt_{_mode}"] = np.sqrt
@@ -138,14 +175,26 @@ for _mode in ("rn", "rz", "rd", "ru"):
 _UNARY["rsqrt_rn"] = _UNARY["rsqrt"]
 
 _PREDICATE: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "isnan": np.isnan, "isinf": np.isinf, "finitef": np.isfinite, "isfinited": np.isfinite,
+    "isnan": np.isnan,
+    "isinf": np.isinf,
+    "finitef": np.isfinite,
+    "isfinited": np.isfinite,
     "signbit": np.signbit,
 }
 
 _BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    "pow": np.power, "fast_powf": np.power, "atan2": np.arctan2, "hypot": np.hypot, "fmod": np.fmod,
-    "remainder": _c_remainder, "copysign": np.copysign, "nextafter": np.nextafter, "fmax": np.fmax,
-    "fmin": np.fmin, "fdim": lambda x, y: np.maximum(x - y, 0), "fast_dividef": np.divide,
+    "pow": np.power,
+    "fast_powf": np.power,
+    "atan2": np.arctan2,
+    "hypot": np.hypot,
+    "fmod": np.fmod,
+    "remainder": _c_remainder,
+    "copysign": np.copysign,
+    "nextafter": np.nextafter,
+    "fmax": np.fmax,
+    "fmin": np.fmin,
+    "fdim": lambda x, y: np.maximum(x - y, 0),
+    "fast_dividef": np.divide,
 }
 for _mode in ("rn", "rz", "rd", "ru"):
     _BINARY[f"div_{_mode}"] = np.divide
@@ -233,8 +282,11 @@ def _libdevice_table() -> dict[str, Callable]:
 
 def _patch_libdevice() -> None:
     table = _libdevice_table()
-    for module_name in ("triton.language.extra.libdevice", "triton.language.extra.cuda.libdevice",
-                        "triton.language.extra.hip.libdevice"):
+    for module_name in (
+        "triton.language.extra.libdevice",
+        "triton.language.extra.cuda.libdevice",
+        "triton.language.extra.hip.libdevice",
+    ):
         try:
             module = importlib.import_module(module_name)
         except ImportError:

@@ -122,11 +122,26 @@ class _Worker:
     def spawn(self) -> None:
         env = dict(os.environ)
         env.update(get_backend(self.device).worker_env())
-        cmd = [sys.executable, "-m", "kernel_medic.tools.worker", "--device", self.device,
-               "--slot", str(self.slot), "--jobs-dir", self.jobs_dir]
+        cmd = [
+            sys.executable,
+            "-m",
+            "kernel_medic.tools.worker",
+            "--device",
+            self.device,
+            "--slot",
+            str(self.slot),
+            "--jobs-dir",
+            self.jobs_dir,
+        ]
         with open(self.log_path, "wb") as log_file:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log_file,
-                                         env=env, start_new_session=True)
+            self.proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log_file,
+                env=env,
+                start_new_session=True,
+            )
         self.ready = False
         self._buffer = b""
 
@@ -237,8 +252,9 @@ class WorkerPool:
         for w in self._workers:  # start them all now so the slow imports overlap
             w.spawn()
             self._idle.put(w)
-        self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=self.size,
-                                                               thread_name_prefix="kmedic-sandbox")
+        self._executor = concurrent.futures.ThreadPoolExecutor(
+            max_workers=self.size, thread_name_prefix="kmedic-sandbox"
+        )
 
     @property
     def worker_notes(self) -> list[str]:
@@ -283,8 +299,9 @@ class WorkerPool:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def submit(self, job: str, payload: dict, limits: SandboxLimits | None = None
-               ) -> concurrent.futures.Future[JobOutcome]:
+    def submit(
+        self, job: str, payload: dict, limits: SandboxLimits | None = None
+    ) -> concurrent.futures.Future[JobOutcome]:
         _check_job_name(job)
         if self._closed:
             raise RuntimeError("WorkerPool is closed")
@@ -325,8 +342,10 @@ class WorkerPool:
             w.kill()
             outcome = self._outcome(job_dir, None, time.monotonic() - start)
             if was_timeout:
-                outcome.status, outcome.error = "timeout", (
-                    f"exceeded the {limits.timeout_s} s wall-clock limit (sandbox worker unresponsive)")
+                outcome.status, outcome.error = (
+                    "timeout",
+                    (f"exceeded the {limits.timeout_s} s wall-clock limit (sandbox worker unresponsive)"),
+                )
             else:
                 outcome.status, outcome.error = "crash", "sandbox worker died while running the job"
             outcome.result = outcome.error_type = outcome.traceback = None
@@ -341,11 +360,17 @@ class WorkerPool:
         return outcome
 
     def _outcome(self, job_dir: str, reply: dict[str, Any] | None, wall_s: float) -> JobOutcome:
-        out = JobOutcome(status="crash", result=None, error_type=None, error=None, traceback=None,
-                         wall_s=wall_s,
-                         stdout_tail=_tail(os.path.join(job_dir, worker_mod.STDOUT_FILE)),
-                         stderr_tail=_tail(os.path.join(job_dir, worker_mod.STDERR_FILE)),
-                         notes=[str(n) for n in (reply or {}).get("notes", [])])
+        out = JobOutcome(
+            status="crash",
+            result=None,
+            error_type=None,
+            error=None,
+            traceback=None,
+            wall_s=wall_s,
+            stdout_tail=_tail(os.path.join(job_dir, worker_mod.STDOUT_FILE)),
+            stderr_tail=_tail(os.path.join(job_dir, worker_mod.STDERR_FILE)),
+            notes=[str(n) for n in (reply or {}).get("notes", [])],
+        )
         if reply is None:
             return out
         sig, code = reply.get("signal"), reply.get("code")

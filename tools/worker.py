@@ -57,9 +57,11 @@ def _check(rc: int, what: str) -> None:
 
 
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    enc = (lambda s: s.encode() if s is not None else None)  # noqa: E731
-    _check(_libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
-           f"mount {target}")
+    enc = lambda s: s.encode() if s is not None else None  # noqa: E731
+    _check(
+        _libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
+        f"mount {target}",
+    )
 
 
 def one_line(exc: BaseException) -> str:
@@ -97,9 +99,11 @@ def matching_pids(uid: int | None = None, pgid: int | None = None, ppid: int | N
             continue
         if st.get("State", "").startswith("Z") and st.get("PPid") != str(me):
             continue
-        hit = (uid is not None and st.get("Uid", "").split()[:1] == [str(uid)]) or (
-            pgid is not None and st.get("NSpgid", "").split()[-1:] == [str(pgid)]) or (
-            ppid is not None and st.get("PPid") == str(ppid))
+        hit = (
+            (uid is not None and st.get("Uid", "").split()[:1] == [str(uid)])
+            or (pgid is not None and st.get("NSpgid", "").split()[-1:] == [str(pgid)])
+            or (ppid is not None and st.get("PPid") == str(ppid))
+        )
         if hit:
             found.append(int(name))
     return found
@@ -340,8 +344,9 @@ def _lock_down(job_dir: str, limits: dict[str, Any], uid: int | None, slot_home:
     return notes
 
 
-def run_child(job: str, job_dir: str, limits: dict[str, Any], uid: int | None, notes_fd: int,
-              close_fds: list[int]) -> None:
+def run_child(
+    job: str, job_dir: str, limits: dict[str, Any], uid: int | None, notes_fd: int, close_fds: list[int]
+) -> None:
     """Body of the forked job child; never returns."""
     me = os.getpid()
     code = 0
@@ -369,8 +374,13 @@ def run_child(job: str, job_dir: str, limits: dict[str, Any], uid: int | None, n
         home = os.path.join(job_dir, PRIVATE_DIR)
         notes = _lock_down(job_dir, limits, uid, home)
         _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
-        os.environ.update(HOME=home, TMPDIR=home, TRITON_CACHE_DIR=os.path.join(home, ".triton"),
-                          USER=f"sandbox{os.getuid()}", LOGNAME=f"sandbox{os.getuid()}")
+        os.environ.update(
+            HOME=home,
+            TMPDIR=home,
+            TRITON_CACHE_DIR=os.path.join(home, ".triton"),
+            USER=f"sandbox{os.getuid()}",
+            LOGNAME=f"sandbox{os.getuid()}",
+        )
         tempfile.tempdir = None
         os.write(notes_fd, json.dumps(notes).encode())
         os.close(notes_fd)
@@ -401,10 +411,17 @@ def run_child(job: str, job_dir: str, limits: dict[str, Any], uid: int | None, n
         except BaseException as exc:
             if os.getpid() != me:
                 os._exit(0)
-            tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next
-                                                    if exc.__traceback__ else None))
-            envelope = {"ok": False, "error_type": type(exc).__name__, "error": one_line(exc),
-                        "traceback": tb[-TRACEBACK_CHARS:]}
+            tb = "".join(
+                traceback.format_exception(
+                    type(exc), exc, exc.__traceback__.tb_next if exc.__traceback__ else None
+                )
+            )
+            envelope = {
+                "ok": False,
+                "error_type": type(exc).__name__,
+                "error": one_line(exc),
+                "traceback": tb[-TRACEBACK_CHARS:],
+            }
         if envelope:
             tmp = os.path.join(job_dir, RESULT_FILE + ".tmp")
             torch.save(envelope, tmp)
@@ -478,8 +495,14 @@ def serve_job(request: dict[str, Any], uid: int | None, send: Any, keep_closed: 
         notes = []
     if not complete:
         notes.append("some processes the job started could not be killed")
-    reply: dict[str, Any] = {"event": "done", "wall_s": wall, "notes": notes, "timeout": timed_out,
-                             "code": None, "signal": None}
+    reply: dict[str, Any] = {
+        "event": "done",
+        "wall_s": wall,
+        "notes": notes,
+        "timeout": timed_out,
+        "code": None,
+        "signal": None,
+    }
     if os.WIFSIGNALED(status):
         reply["signal"] = os.WTERMSIG(status)
     else:

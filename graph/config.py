@@ -1,0 +1,81 @@
+"""Repair configuration: explicit values win, then KMEDIC_*/OPENAI_* environment variables, then defaults."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Literal
+
+Strategy = Literal["offline", "llm", "hybrid"]
+STRATEGIES: tuple[Strategy, ...] = ("offline", "llm", "hybrid")
+
+
+@dataclass(frozen=True)
+class RepairConfig:
+    strategy: Strategy = "offline"
+    """How patches are proposed: offline rewrite rules, an LLM, or offline first and the LLM on stagnation."""
+    device: str = "cpu"
+    """Where kernels run: cpu (Triton interpreter), cuda, npu, or auto."""
+    max_iterations: int = 12
+    """Patch-and-verify rounds before giving up."""
+    max_llm_calls: int = 20
+    """LLM requests before giving up (retries of one request count once)."""
+    max_tokens: int = 200_000
+    """Input plus output tokens before giving up."""
+    wall_budget_s: float = 900.0
+    """Wall-clock seconds of graph work before giving up (a resumed run keeps counting)."""
+    no_progress_limit: int = 6
+    """Stop after this many patches in a row without a better score."""
+    patches_per_hypothesis: int = 6
+    """Patches tried for one hypothesis before it is set aside."""
+    edit_retries: int = 2
+    """Times a malformed or non-applying LLM edit is fed back before the patch counts as failed."""
+    regeneration_fraction: float = 0.6
+    """A patch that changes more than this share of the kernel's lines is regeneration, not a repair."""
+    workers: int | None = None
+    """Sandboxed evaluation workers (default: CPU count)."""
+    model: str = "gpt-4o-mini"
+    """LLM model name (KMEDIC_MODEL or OPENAI_MODEL)."""
+    base_url: str | None = None
+    """OpenAI-compatible endpoint (OPENAI_BASE_URL); the API key is read from OPENAI_API_KEY, never stored."""
+    llm_replay: str | None = None
+    """A trace whose recorded LLM responses stand in for the LLM (replay; no network)."""
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> RepairConfig:
+        env: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = os.environ.get(f"KMEDIC_{f.name.upper()}")
+            if raw is not None:
+                env[f.name] = _parse(f.name, raw)
+        if "model" not in env and os.environ.get("OPENAI_MODEL"):
+            env["model"] = os.environ["OPENAI_MODEL"]
+        if "base_url" not in env and os.environ.get("OPENAI_BASE_URL"):
+            env["base_url"] = os.environ["OPENAI_BASE_URL"]
+        env.update({k: v for k, v in overrides.items() if v is not None})
+        return cls.from_dict(env)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RepairConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown repair setting(s): {', '.join(sorted(unknown))}")
+        config = cls(**data)
+        if config.strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy {config.strategy!r}: expected offline, llm or hybrid")
+        return config
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _parse(name: str, raw: str) -> Any:
+    kind = {f.name: f.type for f in fields(RepairConfig)}[name]
+    if "int" in str(kind) and "None" not in str(kind):
+        return int(raw)
+    if "float" in str(kind):
+        return float(raw)
+    if name == "workers":
+        return int(raw) if raw else None
+    return raw

@@ -1,0 +1,71 @@
+"""The repair graph's state: plain JSON-serialisable data, with reducers for what accumulates."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, TypedDict
+
+
+def add_counts(left: dict[str, int] | None, right: dict[str, int] | None) -> dict[str, int]:
+    """Merge per-key counters by addition (patches per hypothesis)."""
+    merged = dict(left or {})
+    for key, value in (right or {}).items():
+        merged[key] = merged.get(key, 0) + value
+    return merged
+
+
+class Attempt(TypedDict, total=False):
+    iteration: int
+    strategy: str  # offline | llm
+    hypothesis: str  # the bug class the patch addresses
+    rule: str  # the offline rule, or "llm"
+    description: str
+    diff: str
+    diff_lines: int
+    source_hash: str
+    verdict: str
+    score: float
+    improved: bool  # became the new best (the rollback target)
+    error: str | None
+
+
+class RepairState(TypedDict, total=False):
+    # -- the problem (set by intake) --
+    reference_path: str
+    candidate_path: str
+    problem_name: str
+    reference_source: str
+    original_source: str
+    config: dict[str, Any]
+    trace_path: str
+    # -- sources and scores --
+    current_source: str  # the last patched source under evaluation
+    best_source: str  # every patch applies to this one (rollback target)
+    best_score: float
+    best_verdict: str
+    best_report: dict[str, Any]  # full-tier report of best_source
+    initial_report: dict[str, Any]  # full-tier report of the candidate as given
+    pending: dict[str, Any] | None  # the patch proposed by `patch`, for `verify`
+    attempts: Annotated[list[Attempt], operator.add]
+    # -- knowledge and findings --
+    diagnosis: list[dict[str, Any]]  # ranked hypotheses
+    pattern_ids: list[str]
+    instrumentation: Annotated[list[dict[str, Any]], operator.add]
+    integrity: dict[str, Any]
+    feedback: str  # the last failure or audit finding, for the next patch
+    distilled: dict[str, Any]
+    # -- counters (reducers, so every node only reports its own increments) --
+    iterations: Annotated[int, operator.add]
+    llm_calls: Annotated[int, operator.add]
+    input_tokens: Annotated[int, operator.add]
+    output_tokens: Annotated[int, operator.add]
+    wall_s: Annotated[float, operator.add]
+    patches_per_hypothesis: Annotated[dict[str, int], add_counts]
+    no_progress: int
+    seen_hashes: Annotated[list[str], operator.add]
+    exhausted: bool  # the patch strategy has nothing left to propose
+    oscillation: bool  # the last proposal reproduced a source seen before
+    # -- outcome --
+    status: str  # running | repaired | unrepaired | rejected | invalid
+    stop_reason: str
+    error: str

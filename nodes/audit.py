@@ -1,0 +1,37 @@
+"""audit: the integrity gate, the only door to "repaired": static anti-cheat checks and full coverage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel_medic.graph.runtime import config_of, traced
+from kernel_medic.graph.state import RepairState
+from kernel_medic.tools.integrity import Finding, static_findings, verdict
+
+
+@traced("audit")
+def audit(state: RepairState) -> dict[str, Any]:
+    config = config_of(state)
+    pending = state.get("pending")
+    source = pending["source"] if pending else state["best_source"]
+    report = pending["report"] if pending else state.get("best_report") or {}
+    findings = static_findings(source, state.get("original_source"), config.regeneration_fraction)
+    if report.get("tier") != "full" or report.get("verdict") != "pass":
+        coverage = f"{report.get('tier')} tier verdict {report.get('verdict')}"
+        findings.append(Finding("full_coverage", "suspicious", 0, f"not a full-tier pass: {coverage}"))
+    result = verdict(findings)
+    integrity = {"verdict": result, "findings": [f.to_dict() for f in findings], "tier": report.get("tier")}
+    if result == "clean":
+        score = report.get("score", 1.0)
+        return {
+            "integrity": integrity,
+            "best_source": source,
+            "best_score": score,
+            "best_verdict": "pass",
+            "best_report": report,
+            "pending": None,
+        }
+    feedback = "The integrity gate refused the last passing version: " + "; ".join(
+        f"{f.rule} at line {f.line}: {f.evidence}" for f in findings
+    )
+    return {"integrity": integrity, "pending": None, "feedback": feedback}

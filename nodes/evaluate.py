@@ -1,0 +1,38 @@
+"""evaluate: the candidate as given, on the full tier — the baseline every patch must beat."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel_medic.graph.runtime import config_of, evaluator_for, problem_for, traced
+from kernel_medic.graph.state import RepairState
+from kernel_medic.tools.problem import InvalidProblem
+from kernel_medic.tools.trace import append_event, digest
+
+
+@traced("evaluate")
+def evaluate(state: RepairState) -> dict[str, Any]:
+    problem = problem_for(state)
+    try:
+        report = evaluator_for(config_of(state)).evaluate(problem, tier="full")
+    except InvalidProblem as exc:
+        return {"status": "invalid", "stop_reason": "invalid_problem", "error": str(exc)}
+    data = report.to_dict()
+    append_event(
+        state.get("trace_path"),
+        "tool",
+        name="evaluate",
+        tier="full",
+        verdict=report.verdict,
+        score=report.score,
+        digest=digest(data),
+        wall_s=report.wall_s,
+    )
+    if report.verdict == "invalid_problem":
+        return {"status": "invalid", "stop_reason": "invalid_problem", "error": report.error or ""}
+    return {
+        "best_score": report.score,
+        "best_verdict": report.verdict,
+        "best_report": data,
+        "initial_report": data,
+    }

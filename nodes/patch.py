@@ -1,0 +1,77 @@
+"""patch: one small edit of the best version so far, from the configured strategy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel_medic.graph.runtime import chat_model_for, config_of, traced
+from kernel_medic.graph.state import RepairState
+from kernel_medic.tools.patchers import HybridPatcher, LLMPatcher, OfflinePatcher, PatchOutcome, PatchRequest
+from kernel_medic.tools.trace import append_event, source_hash
+
+
+@traced("patch")
+def patch(state: RepairState) -> dict[str, Any]:
+    config = config_of(state)
+    trace_path = state.get("trace_path")
+
+    def llm() -> LLMPatcher:
+        model = chat_model_for(config, trace_path)
+        return LLMPatcher(
+            model, config.edit_retries, lambda kind, data: append_event(trace_path, kind, **data)
+        )
+
+    request = PatchRequest(
+        problem_name=state.get("problem_name", ""),
+        reference_source=state.get("reference_source", ""),
+        source=state["best_source"],
+        report=state.get("best_report") or {},
+        hypotheses=state.get("diagnosis") or [],
+        pattern_ids=state.get("pattern_ids") or [],
+        instrumentation=state.get("instrumentation") or [],
+        failed_attempts=[a for a in state.get("attempts") or [] if not a.get("improved")],
+        feedback=state.get("feedback", ""),
+        seen_hashes=set(state.get("seen_hashes") or []),
+        patch_counts=state.get("patches_per_hypothesis") or {},
+        patch_cap=config.patches_per_hypothesis,
+    )
+    if config.strategy == "offline":
+        outcome = OfflinePatcher().propose(request)
+    elif config.strategy == "llm":
+        outcome = llm().propose(request)
+    else:
+        stagnation = max(1, config.no_progress_limit // 2)
+        outcome = HybridPatcher(OfflinePatcher(), llm, stagnation).propose(
+            request, state.get("no_progress", 0)
+        )
+    return _delta(outcome)
+
+
+def _delta(outcome: PatchOutcome) -> dict[str, Any]:
+    delta: dict[str, Any] = {
+        "llm_calls": outcome.llm_calls,
+        "input_tokens": outcome.input_tokens,
+        "output_tokens": outcome.output_tokens,
+        "feedback": outcome.feedback,
+        "oscillation": outcome.oscillation,
+        "exhausted": outcome.exhausted and outcome.proposal is None,
+        "pending": None,
+    }
+    if outcome.error:
+        delta["error"] = outcome.error
+    proposal = outcome.proposal
+    if proposal is not None:
+        delta.update(
+            pending={
+                "source": proposal.source,
+                "strategy": proposal.strategy,
+                "hypothesis": proposal.hypothesis,
+                "rule": proposal.rule,
+                "description": proposal.description,
+            },
+            iterations=1,
+            patches_per_hypothesis={proposal.hypothesis: 1},
+            seen_hashes=[source_hash(proposal.source)],
+            error="",
+        )
+    return delta

@@ -1,0 +1,84 @@
+"""verify: evaluate the proposed patch (light tier first, full tier when it can beat the best)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel_medic.graph.runtime import config_of, evaluator_for, problem_for, traced
+from kernel_medic.graph.state import Attempt, RepairState
+from kernel_medic.tools.edits import diff_stats, unified_diff
+from kernel_medic.tools.evaluate import EvalReport
+from kernel_medic.tools.trace import append_event, digest, source_hash
+
+
+@traced("verify")
+def verify(state: RepairState) -> dict[str, Any]:
+    pending = state["pending"] or {}
+    source = pending["source"]
+    problem = problem_for(state).with_candidate(source)
+    evaluator = evaluator_for(config_of(state))
+    light = _run(evaluator.evaluate(problem, tier="light"), state, "light")
+    best_light = _light_score(state.get("best_report") or {})
+    report = light
+    # The light case is one case of the full tier: a patch that does worse there cannot beat the best.
+    if light.verdict == "pass" or light.score > best_light:
+        report = _run(evaluator.evaluate(problem, tier="full"), state, "full")
+    improved = report.tier == "full" and report.score > state.get("best_score", -1.0)
+    diff = unified_diff(state["best_source"], source, path=problem.candidate_path.name)
+    attempt: Attempt = {
+        "iteration": state.get("iterations", 0),
+        "strategy": pending["strategy"],
+        "hypothesis": pending["hypothesis"],
+        "rule": pending["rule"],
+        "description": pending["description"],
+        "diff": diff,
+        "diff_lines": diff_stats(state["best_source"], source)["changed_lines"],
+        "source_hash": source_hash(source),
+        "verdict": report.verdict,
+        "score": report.score,
+        "improved": improved and report.verdict != "pass",
+        "error": None,
+    }
+    delta: dict[str, Any] = {"attempts": [attempt], "current_source": source}
+    if report.verdict == "pass":
+        # Not the best yet: only a clean audit makes a passing patch the result.
+        delta["pending"] = {**pending, "score": report.score, "report": report.to_dict()}
+        return delta
+    delta["pending"] = None
+    if improved:
+        delta.update(
+            best_source=source,
+            best_score=report.score,
+            best_verdict=report.verdict,
+            best_report=report.to_dict(),
+            no_progress=0,
+            feedback="",
+        )
+    else:
+        delta.update(
+            no_progress=state.get("no_progress", 0) + 1,
+            feedback=f"The last patch ({pending['description']}) gave {report.verdict} with score "
+            f"{report.score:.4f}, no better than the best {state.get('best_score', 0.0):.4f}.",
+        )
+    return delta
+
+
+def _run(report: EvalReport, state: RepairState, tier: str) -> EvalReport:
+    append_event(
+        state.get("trace_path"),
+        "tool",
+        name="evaluate",
+        tier=tier,
+        verdict=report.verdict,
+        score=report.score,
+        digest=digest(report.to_dict()),
+        wall_s=report.wall_s,
+    )
+    return report
+
+
+def _light_score(report: dict[str, Any]) -> float:
+    for case in report.get("cases") or []:
+        if case["name"].startswith("seed"):
+            return case["correct"] / case["numel"] if case["numel"] else 0.0
+    return 0.0

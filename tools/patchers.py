@@ -1,0 +1,207 @@
+"""Patch strategies behind one interface: offline rewrite rules, an LLM, or both (offline first).
+
+A patcher proposes ONE small edit of the best version so far; it never decides success (the evaluator and
+the integrity gate do). Proposals that reproduce a source already tried are never returned as new.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kernel_medic.tools.edits import EditError, apply_search_replace, parse_search_replace
+from kernel_medic.tools.llm import LLMError, LLMReply, render_prompt
+from kernel_medic.tools.rewrites import RULES, propose
+from kernel_medic.tools.trace import source_hash
+
+
+@dataclass
+class PatchRequest:
+    problem_name: str
+    reference_source: str
+    source: str  # the best version so far: every patch applies to it
+    report: dict[str, Any]  # its full-tier evaluation report
+    hypotheses: list[dict[str, Any]]  # ranked, from diagnosis
+    pattern_ids: list[str]  # rule/pattern ids in retrieval order
+    instrumentation: list[dict[str, Any]]
+    failed_attempts: list[dict[str, Any]]
+    feedback: str
+    seen_hashes: set[str]
+    patch_counts: dict[str, int]  # patches already tried per hypothesis
+    patch_cap: int
+
+
+@dataclass
+class Proposal:
+    source: str
+    strategy: str
+    hypothesis: str
+    rule: str
+    description: str
+
+
+@dataclass
+class PatchOutcome:
+    proposal: Proposal | None
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    exhausted: bool = False  # nothing left to propose
+    oscillation: bool = False  # the proposal reproduced a source tried before
+    error: str | None = None
+    feedback: str = ""
+
+
+class ChatModel(Protocol):
+    def complete(self, messages: list[dict[str, str]]) -> LLMReply: ...
+
+
+class Patcher(Protocol):
+    def propose(self, request: PatchRequest) -> PatchOutcome: ...
+
+
+class OfflinePatcher:
+    """Rewrite rules in the order retrieval ranked them; the first untried rewrite of an open hypothesis."""
+
+    def propose(self, request: PatchRequest) -> PatchOutcome:
+        order = list(request.pattern_ids) + [r for r in RULES if r not in request.pattern_ids]
+        for rewrite in propose(request.source, [r for r in order if r in RULES]):
+            hypothesis = RULES[rewrite.rule].bug_class
+            if request.patch_counts.get(hypothesis, 0) >= request.patch_cap:
+                continue
+            if source_hash(rewrite.source) in request.seen_hashes:
+                continue
+            return PatchOutcome(
+                Proposal(rewrite.source, "offline", hypothesis, rewrite.rule, rewrite.description)
+            )
+        return PatchOutcome(None, exhausted=True, error="no untried rewrite rule applies")
+
+
+EventSink = Callable[[str, dict[str, Any]], None]
+
+
+class LLMPatcher:
+    """Asks the LLM for search/replace edits; malformed or non-applying edits are fed back, never applied."""
+
+    def __init__(self, model: ChatModel, edit_retries: int = 2, on_event: EventSink | None = None) -> None:
+        self.model = model
+        self.edit_retries = edit_retries
+        self.on_event = on_event or (lambda _kind, _data: None)
+
+    def propose(self, request: PatchRequest) -> PatchOutcome:
+        messages = [
+            {"role": "system", "content": render_prompt("patch_system")},
+            {"role": "user", "content": render_prompt("patch_user", **_prompt_fields(request))},
+        ]
+        outcome = PatchOutcome(None)
+        open_hypotheses = [
+            h["bug_class"]
+            for h in request.hypotheses
+            if request.patch_counts.get(h["bug_class"], 0) < request.patch_cap
+        ]
+        if request.hypotheses and not open_hypotheses:
+            return PatchOutcome(None, exhausted=True, error="every hypothesis reached its patch cap")
+        hypothesis = open_hypotheses[0] if open_hypotheses else "unknown"
+        if request.patch_counts.get(hypothesis, 0) >= request.patch_cap:
+            return PatchOutcome(None, exhausted=True, error="every hypothesis reached its patch cap")
+        for _ in range(self.edit_retries + 1):
+            self.on_event("llm_request", {"messages": messages})
+            try:
+                reply = self.model.complete(messages)
+            except LLMError as exc:
+                outcome.error = f"llm_error: {exc}"
+                return outcome
+            outcome.llm_calls += 1
+            outcome.input_tokens += reply.input_tokens
+            outcome.output_tokens += reply.output_tokens
+            self.on_event(
+                "llm_response",
+                {
+                    "text": reply.text,
+                    "input_tokens": reply.input_tokens,
+                    "output_tokens": reply.output_tokens,
+                    "attempts": reply.attempts,
+                    "wall_s": round(reply.wall_s, 3),
+                    "model": reply.model,
+                },
+            )
+            try:
+                source = apply_search_replace(request.source, parse_search_replace(reply.text))
+            except EditError as exc:
+                outcome.feedback = f"Your edit could not be applied: {exc}"
+                messages += [
+                    {"role": "assistant", "content": reply.text},
+                    {
+                        "role": "user",
+                        "content": outcome.feedback + " Answer again with SEARCH/REPLACE blocks "
+                        "whose SEARCH text is copied exactly from the current candidate.",
+                    },
+                ]
+                continue
+            if source_hash(source) in request.seen_hashes:
+                outcome.oscillation = True
+                outcome.feedback = "That edit reproduces a version already tried."
+                return outcome
+            outcome.proposal = Proposal(source, "llm", hypothesis, "llm", _first_line(reply.text))
+            outcome.feedback = ""
+            return outcome
+        outcome.error = f"no applicable edit after {self.edit_retries + 1} answers"
+        return outcome
+
+
+class HybridPatcher:
+    """Offline rules first; the LLM once the rules are spent or the search stagnates."""
+
+    def __init__(self, offline: OfflinePatcher, llm: Callable[[], LLMPatcher], stagnation: int) -> None:
+        self.offline = offline
+        self.llm = llm
+        self.stagnation = stagnation
+
+    def propose(self, request: PatchRequest, no_progress: int = 0) -> PatchOutcome:
+        if no_progress < self.stagnation:
+            outcome = self.offline.propose(request)
+            if outcome.proposal is not None:
+                return outcome
+        return self.llm().propose(request)
+
+
+def _prompt_fields(request: PatchRequest) -> dict[str, Any]:
+    report = request.report
+    return {
+        "problem_name": request.problem_name,
+        "reference_source": request.reference_source,
+        "candidate_source": request.source,
+        "verdict": report.get("verdict", "unknown"),
+        "score": report.get("score", 0.0),
+        "symptoms": _bullets(report.get("symptoms") or ["(none recorded)"]),
+        "diagnosis": _bullets(
+            f"{h['bug_class']} (confidence {h['confidence']}; evidence: {', '.join(h['evidence']) or 'none'})"
+            for h in request.hypotheses[:5]
+        )
+        or "- (no hypothesis)",
+        "patterns": _bullets(
+            f"{RULES[p].title} [{RULES[p].bug_class}]" for p in request.pattern_ids[:5] if p in RULES
+        )
+        or "- (none)",
+        "instrumentation": _bullets(json.dumps(f, sort_keys=True) for f in request.instrumentation[-3:])
+        or "- (none yet)",
+        "failed_attempts": _bullets(
+            f"{a.get('description', '')}: {a.get('verdict')} (score {a.get('score')})\n{a.get('diff', '')}"
+            for a in request.failed_attempts[-4:]
+        )
+        or "- (none)",
+        "feedback": request.feedback or "(none)",
+    }
+
+
+def _bullets(items: Sequence[str] | Any) -> str:
+    return "\n".join(f"- {item}" for item in items)
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip() and not line.startswith(("<<<<<<<", "```")):
+            return line.strip()[:160]
+    return "LLM search/replace edit"
