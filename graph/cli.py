@@ -81,8 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
         "replay",
         help="re-run a recorded trace offline and check it reproduces",
         description="Re-run TRACE with its recorded LLM responses (no network) and check that it takes the "
-        "same path, proposes the same patches and reaches the same verdict. With --from-step N, re-run to step N "
-        "and fork the run there with changed settings (--set key=value).",
+        "same path, proposes the same patches and reaches the same verdict. With --from-step N, re-run to "
+        "step N and fork the run there with changed settings (--set key=value).",
     )
     rpl.add_argument("trace", help="a trace written by kmedic repair")
     rpl.add_argument("--from-step", type=int, help="fork after this many nodes have finished")
