@@ -16,13 +16,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from kernel_medic.graph.runtime import config_of
 from kernel_medic.graph.state import RepairState
 from kernel_medic.nodes.audit import audit
 from kernel_medic.nodes.diagnose import diagnose
 from kernel_medic.nodes.distill import distill
 from kernel_medic.nodes.evaluate import evaluate
-from kernel_medic.nodes.guard import guard, stop_reason
+from kernel_medic.nodes.guard import guard
 from kernel_medic.nodes.instrument import instrument
 from kernel_medic.nodes.intake import intake
 from kernel_medic.nodes.patch import patch
@@ -58,8 +57,8 @@ def after_verify(state: RepairState) -> Literal["audit", "instrument", "guard"]:
 def after_audit(state: RepairState) -> Literal["distill", "patch", "__end__"]:
     if (state.get("integrity") or {}).get("verdict") == "clean":
         return "distill"
-    # A refused fix goes back to patch with the finding, while the budgets allow.
-    return END if stop_reason(state, config_of(state)) else "patch"
+    # A refused fix goes back to patch with the finding, unless the budgets are spent (status set by audit).
+    return END if state.get("status") == "rejected" else "patch"
 
 
 def after_guard(state: RepairState) -> Literal["diagnose", "__end__"]:

@@ -138,6 +138,8 @@ def _fork(
     folder: Path, config: RepairConfig, trace: str, step: int, changes: dict[str, Any], files: dict[str, str]
 ) -> RepairResult:
     """Re-run with the recorded responses until `step` nodes have finished, then continue with `changes`."""
+    if step < 1:
+        raise ValueError("--from-step must be at least 1 (the fork needs intake's state)")
     thread_id = uuid.uuid4().hex[:12]
     new_config = RepairConfig.from_dict({**config.to_dict(), **changes})
     run_config = {"configurable": {"thread_id": thread_id}, "recursion_limit": recursion_limit(new_config)}
@@ -155,15 +157,15 @@ def _fork(
         finished = 0
         for _ in graph.stream(inputs, run_config, stream_mode="updates"):
             finished += 1
-            if finished > step:
+            if finished >= step:
                 break
         snapshot = graph.get_state(run_config)
         if snapshot.next:  # the run had not ended by then: fork it with the changed configuration
             forked = graph.update_state(snapshot.config, {"config": new_config.to_dict()})
-            for _ in graph.stream(None, forked, stream_mode="updates"):
+            for _ in graph.stream(None, {**forked, "recursion_limit": run_config["recursion_limit"]}):
                 pass
-            run_config = {**forked, "recursion_limit": run_config["recursion_limit"]}
-        state = graph.get_state(run_config).values
+        # The thread's latest checkpoint (a config naming a checkpoint id would read that one instead).
+        state = graph.get_state({"configurable": {"thread_id": thread_id}}).values
     result = result_from_state(state, thread_id)
     append_event(
         trace,

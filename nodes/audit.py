@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernel_medic.graph.budget import stop_reason
 from kernel_medic.graph.runtime import config_of, traced
 from kernel_medic.graph.state import RepairState
 from kernel_medic.tools.integrity import Finding, static_findings, verdict
@@ -34,4 +35,8 @@ def audit(state: RepairState) -> dict[str, Any]:
     feedback = "The integrity gate refused the last passing version: " + "; ".join(
         f"{f.rule} at line {f.line}: {f.evidence}" for f in findings
     )
-    return {"integrity": integrity, "pending": None, "feedback": feedback}
+    delta = {"integrity": integrity, "pending": None, "feedback": feedback}
+    reason = stop_reason(state, config)
+    if reason is not None:
+        delta.update(status="rejected", stop_reason=reason)
+    return delta

@@ -1,0 +1,269 @@
+"""The repair graph: its shape, its budgets, rollback, the LLM path over HTTP, the integrity door, replay."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from kernel_medic.graph.api import RepairResult, repair
+from kernel_medic.graph.budget import stop_reason
+from kernel_medic.graph.builder import build_graph
+from kernel_medic.graph.config import RepairConfig
+from openai_server import ScriptedOpenAIServer
+from problems import scale_candidate, write_problem
+
+KMEDIC = str(Path(sys.executable).parent / "kmedic")
+NODES = {
+    "intake",
+    "evaluate",
+    "diagnose",
+    "retrieve",
+    "instrument",
+    "patch",
+    "verify",
+    "audit",
+    "distill",
+    "guard",
+}
+
+
+def edit(search: str, replace: str) -> str:
+    return f"<<<<<<< SEARCH\n{search}\n=======\n{replace}\n>>>>>>> REPLACE\n"
+
+
+def llm_config(server: ScriptedOpenAIServer, **overrides: object) -> RepairConfig:
+    return RepairConfig(strategy="llm", base_url=server.base_url, model="scripted", workers=2, **overrides)
+
+
+def run(folder: Path, config: RepairConfig, tmp_path: Path) -> RepairResult:
+    return repair(folder, None, config, trace=tmp_path / "trace.jsonl", checkpoint_db=tmp_path / "cp.sqlite")
+
+
+def test_graph_shows_every_node_and_conditional_edge() -> None:
+    drawn = build_graph().get_graph()
+    assert set(drawn.nodes) == NODES | {"__start__", "__end__"}
+    edges = {(e.source, e.target, e.conditional) for e in drawn.edges}
+    assert edges == {
+        ("__start__", "intake", False),
+        ("intake", "evaluate", True),
+        ("intake", "__end__", True),
+        ("evaluate", "audit", True),
+        ("evaluate", "diagnose", True),
+        ("evaluate", "__end__", True),
+        ("diagnose", "retrieve", False),
+        ("retrieve", "patch", False),
+        ("patch", "verify", True),
+        ("patch", "guard", True),
+        ("verify", "audit", True),
+        ("verify", "instrument", True),
+        ("verify", "guard", True),
+        ("instrument", "guard", False),
+        ("audit", "distill", True),
+        ("audit", "patch", True),
+        ("audit", "__end__", True),
+        ("distill", "__end__", False),
+        ("guard", "diagnose", True),
+        ("guard", "__end__", True),
+    }
+    mermaid = build_graph().get_graph().draw_mermaid()
+    assert all(node in mermaid for node in NODES)
+
+
+@pytest.mark.parametrize(
+    ("state", "reason"),
+    [
+        ({"iterations": 5}, "max_iterations"),
+        ({"llm_calls": 3}, "max_llm_calls"),
+        ({"input_tokens": 60, "output_tokens": 41}, "max_tokens"),
+        ({"wall_s": 31.0}, "wall_budget"),
+        ({"no_progress": 2}, "no_progress"),
+        ({"oscillation": True}, "oscillation"),
+        ({"exhausted": True}, "no_applicable_patch"),
+        ({"error": "llm_error: HTTP 500"}, "llm_error"),
+        ({"iterations": 4, "llm_calls": 2, "no_progress": 1}, None),
+    ],
+)
+def test_guard_stops_on_each_budget(state: dict, reason: str | None) -> None:
+    config = RepairConfig(
+        max_iterations=5, max_llm_calls=3, max_tokens=100, wall_budget_s=30, no_progress_limit=2
+    )
+    assert stop_reason(state, config) == reason  # type: ignore[arg-type]
+
+
+def test_offline_cli_repairs_the_bundled_example(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [
+            KMEDIC,
+            "repair",
+            str(Path("examples/softmax_tail").resolve()),
+            "--strategy",
+            "offline",
+            "--out",
+            str(out),
+            "--json",
+            "--checkpoint-db",
+            str(tmp_path / "cp.sqlite"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["status"] == "repaired" and data["integrity"] == "clean" and data["score"] == 1.0
+    assert data["llm_calls"] == 0 and data["tokens"]["total"] == 0
+    assert 0 < data["diff_lines"] <= 6
+    for key in ("stop_reason", "iterations", "wall_s"):
+        assert key in data
+    repaired = (out / "repaired.py").read_text()
+    assert 'other=-float("inf")' in repaired
+    assert json.loads((out / "report.json").read_text())["status"] == "repaired"
+    assert "+    x = tl.load" in (out / "diff.patch").read_text()
+    assert "[verify]" in proc.stderr and "[audit] clean" in proc.stderr  # progress per node
+
+
+def test_scripted_llm_repairs_what_no_rule_covers_and_replay_reproduces_it(tmp_path: Path) -> None:
+    folder = write_problem(tmp_path / "p", scale_candidate(("x * 2.0", "x * 3.0")))
+    fix = edit(
+        "    tl.store(out_ptr + offs, x * 3.0, mask=mask)", "    tl.store(out_ptr + offs, x * 2.0, mask=mask)"
+    )
+    with ScriptedOpenAIServer([{"content": fix, "usage": (900, 40)}]) as server:
+        result = run(folder, llm_config(server), tmp_path)
+    assert result.status == "repaired", (result.stop_reason, result.attempts)
+    assert result.llm_calls == 1 and result.tokens == {"input": 900, "output": 40}
+    prompt = server.requests[0]["messages"][1]["content"]
+    assert "x * 3.0" in prompt and "constant_ratio" in prompt  # the mismatch report reaches the LLM
+    events = [json.loads(line) for line in Path(result.trace_path).read_text().splitlines()]
+    assert {"run_start", "node_start", "node_end", "llm_request", "llm_response", "tool", "run_end"} <= {
+        e["event"] for e in events
+    }
+    proc = subprocess.run(
+        [KMEDIC, "replay", result.trace_path, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    report = json.loads(proc.stdout)
+    assert report["same"] and report["replayed"]["status"] == "repaired"
+    assert report["replayed"]["nodes"] == report["recorded"]["nodes"]
+
+
+def test_malformed_edit_is_fed_back_never_applied(tmp_path: Path) -> None:
+    folder = write_problem(tmp_path / "p", scale_candidate(("x * 2.0", "x * 3.0")))
+    good = edit(
+        "    tl.store(out_ptr + offs, x * 3.0, mask=mask)", "    tl.store(out_ptr + offs, x * 2.0, mask=mask)"
+    )
+    script = [
+        {"content": "I would change the constant.", "usage": (10, 5)},
+        {"content": good, "usage": (10, 5)},
+    ]
+    with ScriptedOpenAIServer(script) as server:
+        result = run(folder, llm_config(server), tmp_path)
+    assert result.status == "repaired"
+    assert result.llm_calls == 2
+    retry_messages = server.requests[1]["messages"]
+    assert retry_messages[-2]["content"] == "I would change the constant."
+    assert "could not be applied" in retry_messages[-1]["content"]
+
+
+def test_patches_apply_to_the_best_version_after_a_regression(tmp_path: Path) -> None:
+    folder = write_problem(
+        tmp_path / "p",
+        scale_candidate(("x * 2.0", "x * 3.0"), ("mask = offs < n\n", "mask = offs < n - 8\n")),
+    )
+    script = [
+        {
+            "content": edit(
+                "    tl.store(out_ptr + offs, x * 3.0, mask=mask)",
+                "    tl.store(out_ptr + offs, x * 2.0, mask=mask)",
+            ),
+            "usage": (1, 1),
+        },
+        {
+            "content": edit(
+                "    tl.store(out_ptr + offs, x * 2.0, mask=mask)",
+                "    tl.store(out_ptr + offs, x * 5.0, mask=mask)",
+            ),
+            "usage": (1, 1),
+        },
+        {"content": edit("    mask = offs < n - 8", "    mask = offs < n"), "usage": (1, 1)},
+    ]
+    with ScriptedOpenAIServer(script) as server:
+        result = run(folder, llm_config(server), tmp_path)
+    assert [a["improved"] for a in result.attempts] == [True, False, False]
+    assert result.attempts[2]["verdict"] == "pass"
+    assert "5.0" not in result.attempts[2]["diff"]  # the third patch applied to the best, not the regression
+    assert result.status == "repaired"
+    assert "x * 2.0" in (result.repaired_source or "")
+
+
+def test_a_patcher_that_never_converges_ends_on_its_budget(tmp_path: Path) -> None:
+    folder = write_problem(tmp_path / "p", scale_candidate(("x * 2.0", "x * 3.0")))
+    # Every answer applies and changes the kernel, none fixes it: only the guard can end this.
+    script = [
+        {
+            "content": edit(
+                "    tl.store(out_ptr + offs, x * 3.0, mask=mask)",
+                f"    tl.store(out_ptr + offs, x * 3.0 + {i}.0, mask=mask)",
+            ),
+            "usage": (1, 1),
+        }
+        for i in range(1, 9)
+    ]
+    with ScriptedOpenAIServer(script) as server:
+        capped = run(folder, llm_config(server, max_iterations=6, no_progress_limit=100), tmp_path / "a")
+    assert (capped.status, capped.stop_reason, capped.iterations) == ("unrepaired", "max_iterations", 6)
+    with ScriptedOpenAIServer(script) as server:
+        stalled = run(folder, llm_config(server, max_iterations=100, no_progress_limit=3), tmp_path / "b")
+    assert (stalled.status, stalled.stop_reason, stalled.iterations) == ("unrepaired", "no_progress", 3)
+    assert stalled.best_source == (folder / "candidate.py").read_text()  # the best attempt is kept
+
+
+def test_repeating_an_earlier_version_is_oscillation(tmp_path: Path) -> None:
+    folder = write_problem(tmp_path / "p", scale_candidate(("x * 2.0", "x * 3.0")))
+    same = edit(
+        "    tl.store(out_ptr + offs, x * 3.0, mask=mask)", "    tl.store(out_ptr + offs, x * 4.0, mask=mask)"
+    )
+    with ScriptedOpenAIServer([{"content": same, "usage": (1, 1)}] * 2) as server:
+        result = run(folder, llm_config(server), tmp_path)
+    assert (result.status, result.stop_reason, result.iterations) == ("unrepaired", "oscillation", 1)
+
+
+def test_token_budget_stops_the_run(tmp_path: Path) -> None:
+    folder = write_problem(tmp_path / "p", scale_candidate(("x * 2.0", "x * 3.0")))
+    script = [
+        {
+            "content": edit(
+                "    tl.store(out_ptr + offs, x * 3.0, mask=mask)",
+                f"    tl.store(out_ptr + offs, x * 3.{i}, mask=mask)",
+            ),
+            "usage": (700, 300),
+        }
+        for i in range(1, 5)
+    ]
+    with ScriptedOpenAIServer(script) as server:
+        result = run(folder, llm_config(server, max_tokens=2000), tmp_path)
+    assert (result.stop_reason, result.llm_calls, result.tokens["input"]) == ("max_tokens", 2, 1400)
+
+
+def test_a_cheating_patch_is_turned_back_and_never_repaired(tmp_path: Path) -> None:
+    folder = write_problem(tmp_path / "p", scale_candidate(("x * 2.0", "x * 3.0")))
+    launch = "        scale_kernel[(triton.cdiv(n, 256),)](x, out, n, BLOCK=256)\n        return out"
+    script = [
+        {"content": edit(launch, "        return torch.mul(x, 2.0)"), "usage": (1, 1)},
+        {"content": edit(launch, "        return x * 2.0"), "usage": (1, 1)},
+    ]
+    with ScriptedOpenAIServer(script) as server:
+        result = run(folder, llm_config(server, max_llm_calls=2), tmp_path)
+    assert result.status == "rejected"
+    assert result.repaired_source is None
+    assert result.integrity["verdict"] == "cheat"
+    assert all(a["verdict"] == "pass" for a in result.attempts)  # both passed the tests; the gate said no
+    second_prompt = server.requests[1]["messages"][1]["content"]
+    assert "integrity gate refused" in second_prompt and "torch.mul" in second_prompt
