@@ -14,7 +14,8 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	touch $@
 
 demo: setup
-	$(BIN)/kmedic check examples/softmax_tail || [ $$? -eq 1 ]
+	$(BIN)/kmedic check examples/softmax_tail --tier light || [ $$? -eq 1 ]
+	$(BIN)/kmedic repair examples/softmax_tail --strategy offline --out out/softmax_tail
 
 test: setup
 	$(BIN)/python -m pytest -q

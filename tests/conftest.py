@@ -1,12 +1,16 @@
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+# Checkpoints and traces of runs that name no path go to a throw-away data directory, never the user's.
+os.environ.setdefault("KMEDIC_HOME", tempfile.mkdtemp(prefix="kmedic-test-home-"))
 
 REPO = Path(__file__).resolve().parents[1]
 

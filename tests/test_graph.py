@@ -267,3 +267,46 @@ def test_a_cheating_patch_is_turned_back_and_never_repaired(tmp_path: Path) -> N
     assert all(a["verdict"] == "pass" for a in result.attempts)  # both passed the tests; the gate said no
     second_prompt = server.requests[1]["messages"][1]["content"]
     assert "integrity gate refused" in second_prompt and "torch.mul" in second_prompt
+
+
+def test_hybrid_uses_rules_first_and_the_llm_only_when_they_run_out(tmp_path: Path) -> None:
+    folder = write_problem(tmp_path / "p", scale_candidate(("x * 2.0", "x * 3.0")))
+    fix = edit(
+        "    tl.store(out_ptr + offs, x * 3.0, mask=mask)", "    tl.store(out_ptr + offs, x * 2.0, mask=mask)"
+    )
+    with ScriptedOpenAIServer([{"content": fix, "usage": (5, 5)}]) as server:
+        result = run(
+            folder, RepairConfig(strategy="hybrid", base_url=server.base_url, workers=2), tmp_path / "a"
+        )
+    assert result.status == "repaired" and result.llm_calls == 1
+    assert [a["strategy"] for a in result.attempts] == ["llm"]  # no rule applies to a wrong constant
+    with ScriptedOpenAIServer([]) as server:  # any LLM request here would fail the run
+        example = run(
+            Path("examples/softmax_tail"),
+            RepairConfig(strategy="hybrid", base_url=server.base_url, workers=2),
+            tmp_path / "b",
+        )
+    assert example.status == "repaired" and example.llm_calls == 0 and server.requests == []
+
+
+def test_arepair_runs_the_same_repair_for_asyncio_callers(tmp_path: Path) -> None:
+    import asyncio
+
+    from kernel_medic.graph.api import arepair
+
+    result = asyncio.run(
+        arepair(
+            "examples/softmax_tail",
+            None,
+            RepairConfig(workers=2),
+            trace=tmp_path / "t.jsonl",
+            checkpoint_db=tmp_path / "c.sqlite",
+        )
+    )
+    assert result.status == "repaired" and Path(result.trace_path).exists()
+
+
+def test_invalid_problem_is_a_result_not_an_exception(tmp_path: Path) -> None:
+    folder = write_problem(tmp_path / "p", scale_candidate(("class ModelNew", "class Other")))
+    result = run(folder, RepairConfig(workers=2), tmp_path)
+    assert result.status == "invalid" and "ModelNew" in result.error
