@@ -38,6 +38,8 @@ class RepairConfig:
     """LLM model name (KMEDIC_MODEL or OPENAI_MODEL)."""
     base_url: str | None = None
     """OpenAI-compatible endpoint (OPENAI_BASE_URL); the API key is read from OPENAI_API_KEY, never stored."""
+    kb_path: str | None = None
+    """Knowledge-base (Chroma) directory (KMEDIC_KB_PATH; default: the data directory's kb/)."""
     llm_replay: str | None = None
     """A trace whose recorded LLM responses stand in for the LLM (replay; no network)."""
 

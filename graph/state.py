@@ -49,7 +49,9 @@ class RepairState(TypedDict, total=False):
     attempts: Annotated[list[Attempt], operator.add]
     # -- knowledge and findings --
     diagnosis: list[dict[str, Any]]  # ranked hypotheses
-    pattern_ids: list[str]
+    pattern_ids: list[str]  # knowledge-base patterns retrieved for the diagnosis, best first
+    patterns: list[dict[str, Any]]  # their summaries for the patch prompt: id, title, bug_class, fix
+    rule_ids: list[str]  # offline rewrite rules in the order the patterns and hypotheses suggest
     instrumentation: Annotated[list[dict[str, Any]], operator.add]
     integrity: dict[str, Any]
     feedback: str  # the last failure or audit finding, for the next patch

@@ -24,7 +24,8 @@ class PatchRequest:
     source: str  # the best version so far: every patch applies to it
     report: dict[str, Any]  # its full-tier evaluation report
     hypotheses: list[dict[str, Any]]  # ranked, from diagnosis
-    pattern_ids: list[str]  # rule/pattern ids in retrieval order
+    patterns: list[dict[str, Any]]  # retrieved knowledge-base patterns: id, title, bug_class, fix
+    rule_ids: list[str]  # offline rules in the order retrieval and diagnosis suggest
     instrumentation: list[dict[str, Any]]
     failed_attempts: list[dict[str, Any]]
     feedback: str
@@ -66,7 +67,7 @@ class OfflinePatcher:
     """Rewrite rules in the order retrieval ranked them; the first untried rewrite of an open hypothesis."""
 
     def propose(self, request: PatchRequest) -> PatchOutcome:
-        order = list(request.pattern_ids) + [r for r in RULES if r not in request.pattern_ids]
+        order = list(request.rule_ids) + [r for r in RULES if r not in request.rule_ids]
         for rewrite in propose(request.source, [r for r in order if r in RULES]):
             hypothesis = RULES[rewrite.rule].bug_class
             if request.patch_counts.get(hypothesis, 0) >= request.patch_cap:
@@ -181,9 +182,7 @@ def _prompt_fields(request: PatchRequest) -> dict[str, Any]:
             for h in request.hypotheses[:5]
         )
         or "- (no hypothesis)",
-        "patterns": _bullets(
-            f"{RULES[p].title} [{RULES[p].bug_class}]" for p in request.pattern_ids[:5] if p in RULES
-        )
+        "patterns": _bullets(f"{p['title']} [{p['bug_class']}]: {p['fix']}" for p in request.patterns[:5])
         or "- (none)",
         "instrumentation": _bullets(json.dumps(f, sort_keys=True) for f in request.instrumentation[-3:])
         or "- (none yet)",
