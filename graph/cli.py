@@ -91,6 +91,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rpl.add_argument("--json", action="store_true", help="print the replay report as one JSON object")
     rpl.set_defaults(run=_replay)
+
+    bench = sub.add_parser(
+        "bench",
+        help="repair every case of a near-miss corpus and report Pass@k, per-category rates and costs",
+        description="Repair every case folder under CORPUS (reference.py, candidate.py, fixed.py, meta.toml) "
+        "WORKERS at a time. Finished cases are recorded under --out as they end, so a rerun resumes. Writes "
+        "report.json, report.md and report.png to --out.",
+    )
+    bench.add_argument("corpus", help="corpus folder, e.g. benchmarks/near_miss")
+    bench.add_argument(
+        "--strategy", choices=["offline", "llm", "hybrid"], help="patch strategy (default: offline)"
+    )
+    bench.add_argument("--workers", type=int, default=2, help="repairs (and sandboxed workers) at a time")
+    bench.add_argument("--attempts", type=int, default=1, help="independent attempts per case (Pass@k)")
+    bench.add_argument("--max-iterations", type=int, help="patch-and-verify rounds per repair")
+    bench.add_argument("--cases", nargs="*", help="only cases whose name contains one of these")
+    bench.add_argument("--out", default="out/bench", help="results folder (default: out/bench)")
+    bench.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    bench.set_defaults(run=_bench)
     return parser
 
 
@@ -371,6 +390,79 @@ def _replay(args: argparse.Namespace) -> int:
     if args.from_step is None:
         return EXIT_OK if report.same else EXIT_FAIL
     return EXIT_OK if data["result"]["status"] == "repaired" else EXIT_FAIL
+
+
+def _bench(args: argparse.Namespace) -> int:
+    import uuid
+
+    from kernel_medic.graph.api import repair
+    from kernel_medic.graph.config import RepairConfig
+    from kernel_medic.tools.bench import CaseOutcome, integrity_rejections, progress_bar, run_bench, summarize
+    from kernel_medic.tools.bench import write_report as write_bench_report
+    from kernel_medic.tools.corpus import CorpusCase, load_corpus
+
+    root = Path(args.corpus)
+    if not root.is_dir():
+        raise InvalidProblem(f"{root}: no such corpus folder")
+    if args.workers < 1 or args.attempts < 1:
+        raise InvalidProblem("--workers and --attempts must be at least 1")
+    try:
+        cases = load_corpus(root)
+        config = RepairConfig.from_env(
+            strategy=args.strategy, workers=args.workers, max_iterations=args.max_iterations
+        )
+    except ValueError as exc:
+        raise InvalidProblem(str(exc)) from exc
+    if args.cases:
+        cases = [c for c in cases if any(part in c.name for part in args.cases)]
+    if not cases:
+        raise InvalidProblem(f"{root}: no cases to run")
+    out = Path(args.out)
+
+    def repair_case(case: CorpusCase, attempt: int, out: Path) -> CaseOutcome:
+        tag = f"{case.name}.attempt{attempt}"
+        result = repair(
+            case.path,
+            None,
+            config,
+            trace=out / "traces" / f"{tag}.jsonl",
+            thread_id=f"{tag}-{uuid.uuid4().hex[:6]}",
+            checkpoint_db=out / "checkpoints" / f"{tag}.sqlite",
+        )
+        return CaseOutcome(
+            name=case.name,
+            category=case.category,
+            attempt=attempt,
+            status=result.status,
+            stop_reason=result.stop_reason,
+            score=result.score,
+            iterations=result.iterations,
+            llm_calls=result.llm_calls,
+            tokens=result.tokens["input"] + result.tokens["output"],
+            wall_s=result.wall_s,
+            diff_lines=result.diff_lines if result.status == "repaired" else 0,
+            integrity_rejections=integrity_rejections(result.trace_path),
+            looked_at=getattr(case, "looked_at", False),
+            error=result.error,
+        )
+
+    outcomes = run_bench(
+        cases,
+        out,
+        repair_case,
+        workers=args.workers,
+        attempts=args.attempts,
+        progress=None if args.json else progress_bar(),
+    )
+    summary = summarize(outcomes, args.attempts)
+    summary["strategy"] = config.strategy
+    paths = write_bench_report(summary, out, f"kmedic bench {root} --strategy {config.strategy}")
+    if args.json:
+        print(json.dumps(json_safe({**summary, "report": paths}), allow_nan=False))
+    else:
+        print(Path(paths["markdown"]).read_text())
+        print(f"report: {paths['json']}, {paths['markdown']}, {paths['png']}")
+    return EXIT_OK
 
 
 def _coerce(value: str) -> Any:
