@@ -108,6 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--max-iterations", type=int, help="patch-and-verify rounds per repair")
     bench.add_argument("--cases", nargs="*", help="only cases whose name contains one of these")
     bench.add_argument("--out", default="out/bench", help="results folder (default: out/bench)")
+    bench.add_argument(
+        "--baseline",
+        choices=["none", "regenerate"],
+        default="none",
+        help="also run the Regenerate baseline (needs an LLM): fresh kernels from the reference alone",
+    )
+    bench.add_argument("--baseline-attempts", type=int, default=3, help="regenerations per case (Pass@k)")
     bench.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     bench.set_defaults(run=_bench)
     return parser
@@ -456,6 +463,8 @@ def _bench(args: argparse.Namespace) -> int:
     )
     summary = summarize(outcomes, args.attempts)
     summary["strategy"] = config.strategy
+    if args.baseline == "regenerate":
+        summary["regenerate"] = _regenerate_baseline(cases, config, out, args.baseline_attempts)
     paths = write_bench_report(summary, out, f"kmedic bench {root} --strategy {config.strategy}")
     if args.json:
         print(json.dumps(json_safe({**summary, "report": paths}), allow_nan=False))
@@ -463,6 +472,37 @@ def _bench(args: argparse.Namespace) -> int:
         print(Path(paths["markdown"]).read_text())
         print(f"report: {paths['json']}, {paths['markdown']}, {paths['png']}")
     return EXIT_OK
+
+
+def _regenerate_baseline(cases: list[Any], config: Any, out: Path, attempts: int) -> dict[str, Any]:
+    """Regenerate every case from its reference (resumable like the bench) and summarise it."""
+    from kernel_medic.graph.runtime import chat_model_for, evaluator_for
+    from kernel_medic.tools.llm import LLMSettings
+    from kernel_medic.tools.regenerate import regenerate
+
+    if not LLMSettings.from_env(model=config.model, base_url=config.base_url).configured():
+        raise InvalidProblem("--baseline regenerate needs an LLM: set OPENAI_BASE_URL and/or OPENAI_API_KEY")
+    folder = out / "regenerate"
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for case in cases:
+        record = folder / f"{case.name}.json"
+        if not record.exists():
+            outcome = regenerate(
+                load_problem(case.path), chat_model_for(config, None), evaluator_for(config), attempts
+            )
+            record.write_text(json.dumps(outcome.to_dict()))
+        rows.append(json.loads(record.read_text()))
+    successes = [r for r in rows if r["status"] == "repaired"]
+    return {
+        "attempts": attempts,
+        "pass_at_1": round(sum(r["first_success"] == 1 for r in rows) / len(rows), 4),
+        f"pass_at_{attempts}": round(len(successes) / len(rows), 4),
+        "llm_tokens_per_success": round(sum(r["tokens"] for r in rows) / len(successes), 1)
+        if successes
+        else None,
+        "cases": len(rows),
+    }
 
 
 def _coerce(value: str) -> Any:

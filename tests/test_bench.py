@@ -73,3 +73,54 @@ def test_bench_reports_rates_and_resumes(tmp_path: Path) -> None:
 def test_bench_bad_corpus_is_one_line_exit_2(tmp_path: Path) -> None:
     proc = subprocess.run([KMEDIC, "bench", str(tmp_path / "missing")], capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+
+
+def test_debug_and_regenerate_side_by_side_with_a_scripted_llm(tmp_path: Path) -> None:
+    from openai_server import ScriptedOpenAIServer
+
+    corpus = tmp_path / "corpus"
+    write_case(
+        corpus,
+        "elementwise_01_constant",
+        "elementwise",
+        SCALE_REFERENCE,
+        scale_candidate(("x * 2.0", "x * 3.0")),
+        scale_candidate(),
+    )
+    fix = (
+        "<<<<<<< SEARCH\n    tl.store(out_ptr + offs, x * 3.0, mask=mask)\n=======\n"
+        "    tl.store(out_ptr + offs, x * 2.0, mask=mask)\n>>>>>>> REPLACE\n"
+    )
+    wrong = f"```python\n{scale_candidate(('x * 2.0', 'x * 4.0'))}```"
+    right = f"```python\n{scale_candidate()}```"
+    script = [
+        {"content": fix, "usage": (100, 20)},  # the debug run: one small edit
+        {"content": wrong, "usage": (300, 400)},
+        {"content": right, "usage": (300, 400)},
+    ]  # regenerations
+    out = tmp_path / "out"
+    with ScriptedOpenAIServer(script) as server:
+        proc = subprocess.run(
+            [
+                KMEDIC,
+                "bench",
+                str(corpus),
+                "--strategy",
+                "llm",
+                "--baseline",
+                "regenerate",
+                "--out",
+                str(out),
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={"PATH": "/usr/bin:/bin", "OPENAI_BASE_URL": server.base_url, "KMEDIC_HOME": str(tmp_path)},
+        )
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["pass_at_1"] == 1.0 and summary["llm_tokens_per_success"] == 120
+    regen = summary["regenerate"]
+    assert (regen["pass_at_1"], regen["pass_at_3"], regen["llm_tokens_per_success"]) == (0.0, 1.0, 1400)
+    assert "Regenerate baseline" in (out / "report.md").read_text()

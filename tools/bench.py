@@ -133,8 +133,9 @@ def summarize(outcomes: list[CaseOutcome], attempts: int) -> dict[str, Any]:
         "median_wall_s": _median([o.wall_s for o in firsts]),
         "median_wall_s_per_success": _median([o.wall_s for o in successes]),
         "mean_iterations_per_success": _mean([o.iterations for o in successes]),
-        "llm_tokens_per_success": _mean([o.tokens for o in successes]),
-        "llm_calls_per_success": _mean([o.llm_calls for o in successes]),
+        # Cost per success counts every call spent, the failed cases' too (as the paper does).
+        "llm_tokens_per_success": _per(sum(o.tokens for o in outcomes), len(successes)),
+        "llm_calls_per_success": _per(sum(o.llm_calls for o in outcomes), len(successes)),
         "integrity_rejections": sum(o.integrity_rejections for o in outcomes),
         "cases_with_integrity_rejections": sum(o.integrity_rejections > 0 for o in firsts),
         "median_diff_lines": _median([o.diff_lines for o in successes]),
@@ -174,6 +175,16 @@ def markdown(summary: dict[str, Any], title: str) -> str:
         f"- Diff size of repairs: median {summary['median_diff_lines']} lines, "
         f"max {summary['max_diff_lines']}",
         f"- Stop reasons: {', '.join(f'{k}: {v}' for k, v in summary['stop_reasons'].items())}",
+    ]
+    regen = summary.get("regenerate")
+    if regen:
+        n = regen["attempts"]
+        lines.append(
+            "- Regenerate baseline (fresh kernels from the reference, same judge): "
+            f"Pass@1 {regen['pass_at_1']:.1%}, Pass@{n} {regen[f'pass_at_{n}']:.1%}, "
+            f"LLM tokens per success {regen['llm_tokens_per_success']}"
+        )
+    lines += [
         "",
         "| category | cases | repaired | Pass@1 |",
         "|---|---:|---:|---:|",
@@ -273,6 +284,10 @@ def _failed(case: CorpusCase, attempt: int, error: str) -> CaseOutcome:
         getattr(case, "looked_at", False),
         error,
     )
+
+
+def _per(total: float, count: int) -> float:
+    return round(total / count, 3) if count else 0.0
 
 
 def _median(values: list[float]) -> float:
