@@ -167,7 +167,7 @@ def result_from_state(state: RepairState, thread_id: str) -> RepairResult:
         integrity=dict(state.get("integrity") or {}),
         trace_path=state.get("trace_path", ""),
         thread_id=thread_id,
-        # The error that ended the run (bad input, an LLM that stayed unreachable); patch-level errors are not.
+        # The error that ended the run (bad input, an LLM that stayed unreachable), not patch-level ones.
         error=state.get("error", "") if status == "invalid" or reason == "llm_error" else "",
         distilled=dict(state.get("distilled") or {}),
     )

@@ -2,18 +2,21 @@
 
 Rules transform text through libcst, so untouched code keeps its exact formatting and diffs stay minimal.
 They never run the candidate: the repair engine evaluates every proposal and keeps what improves the score.
-Adding a rule takes one function `(source) -> list[Rewrite]` and one `Rule` entry in `RULES`.
+Adding a rule takes one function `(source, context) -> list[Rewrite]` and one `Rule` entry in `RULES`; the
+optional `RuleContext` carries what only the reference knows (constructor arguments, eps, reduction mode).
 """
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 
 @dataclass(frozen=True)
@@ -25,12 +28,83 @@ class Rewrite:
 
 
 @dataclass(frozen=True)
+class RuleContext:
+    """What the reference says about the operator: its source and the constructor arguments it is built with."""
+
+    reference_source: str = ""
+    init_args: tuple[Any, ...] = ()
+
+    @classmethod
+    def from_reference(cls, reference_source: str) -> RuleContext:
+        """Read `get_init_inputs()` statically (literals and module constants); the reference never runs here."""
+        return cls(reference_source, _static_init_args(reference_source))
+
+    def init_params(self) -> dict[str, Any]:
+        """The reference Model's constructor arguments by name: the values passed, else the defaults."""
+        try:
+            module = ast.parse(self.reference_source)
+        except SyntaxError:
+            return {}
+        for cls_node in module.body:
+            if not (isinstance(cls_node, ast.ClassDef) and cls_node.name == "Model"):
+                continue
+            for fn in cls_node.body:
+                if isinstance(fn, ast.FunctionDef) and fn.name == "__init__":
+                    args = [a.arg for a in fn.args.args[1:]]
+                    defaults = fn.args.defaults
+                    out: dict[str, Any] = {}
+                    for name, default in zip(args[len(args) - len(defaults) :], defaults, strict=True):
+                        try:
+                            out[name] = ast.literal_eval(default)
+                        except ValueError:
+                            pass
+                    out.update(zip(args, self.init_args, strict=False))
+                    return out
+        return {}
+
+    def mentions(self, text: str) -> bool:
+        return text in self.reference_source
+
+
+def _static_init_args(source: str) -> tuple[Any, ...]:
+    try:
+        module = ast.parse(source)
+    except SyntaxError:
+        return ()
+    constants: dict[str, Any] = {}
+    for stmt in module.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            try:
+                constants[stmt.targets[0].id] = ast.literal_eval(stmt.value)
+            except ValueError:
+                pass
+    for stmt in module.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == "get_init_inputs":
+            for ret in ast.walk(stmt):
+                if isinstance(ret, ast.Return) and isinstance(ret.value, ast.List | ast.Tuple):
+                    values = []
+                    for elt in ret.value.elts:
+                        if isinstance(elt, ast.Name):
+                            values.append(constants.get(elt.id))
+                        else:
+                            try:
+                                values.append(ast.literal_eval(elt))
+                            except ValueError:
+                                values.append(None)
+                    return tuple(values)
+    return ()
+
+
+RuleFn = Callable[[str, "RuleContext | None"], list[Rewrite]]
+
+
+@dataclass(frozen=True)
 class Rule:
     id: str
     title: str
     bug_class: str
     symptoms: tuple[str, ...]
-    apply: Callable[[str], list[Rewrite]]
+    apply: RuleFn
 
 
 # ---------------------------------------------------------------- shared helpers
@@ -43,6 +117,23 @@ class _Tree:
         wrapper = MetadataWrapper(module)
         self.module = wrapper.module
         self._positions = wrapper.resolve(PositionProvider)
+        self._parents = wrapper.resolve(ParentNodeProvider)
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self._parents.get(node)
+
+    def insert_before(self, node: cst.CSTNode, *statements: str) -> tuple[cst.Module, int] | None:
+        """The module with `statements` inserted before the block statement holding `node`, and its line."""
+        stmt: cst.CSTNode | None = node
+        while stmt is not None and not isinstance(self.parent(stmt), cst.IndentedBlock):
+            stmt = self.parent(stmt)
+        block = self.parent(stmt) if stmt is not None else None
+        if stmt is None or not isinstance(block, cst.IndentedBlock):
+            return None
+        at = next(i for i, s in enumerate(block.body) if s is stmt)
+        new = [cst.parse_statement(code if code.endswith("\n") else code + "\n") for code in statements]
+        body = [*block.body[:at], *new, *block.body[at:]]
+        return self.replace(block, block.with_changes(body=body)), self.line(stmt)
 
     def line(self, node: cst.CSTNode, end: bool = False) -> int:
         pos = self._positions[node]
@@ -195,7 +286,7 @@ def _reachable(start: str, edges: dict[str, set[str]]) -> set[str]:
     return seen
 
 
-def _neutral_other_max(source: str) -> list[Rewrite]:
+def _neutral_other_max(source: str, context: RuleContext | None = None) -> list[Rewrite]:
     tree = _tree(source)
     if tree is None:
         return []
@@ -259,7 +350,7 @@ def _mask_expressions(module: cst.Module) -> list[cst.BaseExpression]:
     return found
 
 
-def _mask_le_to_lt(source: str) -> list[Rewrite]:
+def _mask_le_to_lt(source: str, context: RuleContext | None = None) -> list[Rewrite]:
     tree = _tree(source)
     if tree is None:
         return []
@@ -297,7 +388,7 @@ def _mask_le_to_lt(source: str) -> list[Rewrite]:
 # ---------------------------------------------------------------- store_mask
 
 
-def _store_mask(source: str) -> list[Rewrite]:
+def _store_mask(source: str, context: RuleContext | None = None) -> list[Rewrite]:
     tree = _tree(source)
     if tree is None:
         return []
@@ -371,7 +462,7 @@ def _is_ceil_division(op: cst.BinaryOperation) -> bool:
     )
 
 
-def _grid_cdiv(source: str) -> list[Rewrite]:
+def _grid_cdiv(source: str, context: RuleContext | None = None) -> list[Rewrite]:
     tree = _tree(source)
     if tree is None:
         return []
@@ -407,7 +498,7 @@ def _grid_cdiv(source: str) -> list[Rewrite]:
 # ---------------------------------------------------------------- fp32_accumulator
 
 
-def _fp32_accumulator(source: str) -> list[Rewrite]:
+def _fp32_accumulator(source: str, context: RuleContext | None = None) -> list[Rewrite]:
     tree = _tree(source)
     if tree is None:
         return []
@@ -457,7 +548,7 @@ def _inner_sum(sqrt: cst.Call, eps: cst.BaseExpression) -> cst.BinaryOperation:
     return cst.BinaryOperation(left=v, operator=cst.Add(), right=eps.with_changes(lpar=[], rpar=[]))
 
 
-def _eps_inside_sqrt(source: str) -> list[Rewrite]:
+def _eps_inside_sqrt(source: str, context: RuleContext | None = None) -> list[Rewrite]:
     tree = _tree(source)
     if tree is None:
         return []
@@ -493,7 +584,7 @@ def _eps_inside_sqrt(source: str) -> list[Rewrite]:
 # ---------------------------------------------------------------- divide_by_n_not_block
 
 
-def _divide_by_n_not_block(source: str) -> list[Rewrite]:
+def _divide_by_n_not_block(source: str, context: RuleContext | None = None) -> list[Rewrite]:
     tree = _tree(source)
     if tree is None:
         return []
@@ -542,7 +633,7 @@ def _forward(module: cst.Module) -> cst.FunctionDef | None:
     return None
 
 
-def _contiguous_inputs(source: str) -> list[Rewrite]:
+def _contiguous_inputs(source: str, context: RuleContext | None = None) -> list[Rewrite]:
     tree = _tree(source)
     fn = _forward(tree.module) if tree is not None else None
     if tree is None or fn is None or not isinstance(fn.body, cst.IndentedBlock):
@@ -640,7 +731,9 @@ RULES: dict[str, Rule] = {
 }
 
 
-def propose(source: str, rule_ids: Sequence[str] | None = None) -> list[Rewrite]:
+def propose(
+    source: str, rule_ids: Sequence[str] | None = None, context: RuleContext | None = None
+) -> list[Rewrite]:
     """All rewrites of the given rules (default: all) in rule order, one per distinct resulting source."""
     ids: Iterable[str] = RULES if rule_ids is None else rule_ids
     unknown = [i for i in ids if i not in RULES]
@@ -650,7 +743,7 @@ def propose(source: str, rule_ids: Sequence[str] | None = None) -> list[Rewrite]
         return []
     seen, out = {source}, []
     for rule_id in ids:
-        for rewrite in RULES[rule_id].apply(source):
+        for rewrite in RULES[rule_id].apply(source, context):
             if rewrite.source not in seen:
                 seen.add(rewrite.source)
                 out.append(rewrite)
