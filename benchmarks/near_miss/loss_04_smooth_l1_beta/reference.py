@@ -1,0 +1,25 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Smooth L1 loss with a configurable transition point beta."""
+
+    def __init__(self, beta: float) -> None:
+        super().__init__()
+        self.loss = nn.SmoothL1Loss(beta=beta)
+
+    def forward(self, predictions: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        return self.loss(predictions, targets)
+
+
+batch_size = 16
+dim = 64
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim), torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return [0.5]

@@ -1,0 +1,31 @@
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rmsnorm_kernel(x_ptr, w_ptr, out_ptr, stride, n_cols, eps, BLOCK_SIZE: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK_SIZE)
+    mask = offs < n_cols
+    x = tl.load(x_ptr + row * stride + offs, mask=mask, other=0.0)
+    mean_sq = tl.sum(x * x, axis=0) / n_cols
+    rms = tl.sqrt(mean_sq) + eps
+    w = tl.load(w_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + row * stride + offs, x / rms * w, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, dim: int, eps: float = 1e-6) -> None:
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x.contiguous()
+        n_rows, n_cols = x.shape
+        out = torch.empty_like(x)
+        BLOCK_SIZE = triton.next_power_of_2(n_cols)
+        rmsnorm_kernel[(n_rows,)](x, self.weight, out, x.stride(0), n_cols, self.eps, BLOCK_SIZE=BLOCK_SIZE)
+        return out

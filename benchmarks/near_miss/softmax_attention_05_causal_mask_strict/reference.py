@@ -1,0 +1,28 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Causal scaled dot-product attention."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+batch_size = 2
+num_heads = 2
+seq_len = 32
+head_dim = 16
+
+
+def get_inputs():
+    shape = (batch_size, num_heads, seq_len, head_dim)
+    return [torch.randn(shape), torch.randn(shape), torch.randn(shape)]
+
+
+def get_init_inputs():
+    return []

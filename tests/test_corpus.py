@@ -1,0 +1,95 @@
+"""The near-miss corpus: every candidate runs and fails validation, every fix passes the full tier."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from kernel_medic.tools.corpus import CATEGORIES, CorpusCase, load_case, load_corpus
+from kernel_medic.tools.edits import diff_stats
+from kernel_medic.tools.evaluate import Evaluator
+from kernel_medic.tools.problem import load_problem
+
+CORPUS = Path(__file__).resolve().parents[1] / "benchmarks" / "near_miss"
+NEAR_MISS_VERDICTS = {"mismatch", "shape_mismatch", "dtype_mismatch"}
+CASE_VERDICTS = NEAR_MISS_VERDICTS | {"pass"}
+# Names the evaluator gives its full-tier cases; meta's exposed_by may name a family ("shape") or one case.
+CASE_FAMILIES = ("seed", "x100", "x1e-3", "all_negative", "all_positive", "shifted_mean", "heavy_tailed")
+CASE_FAMILIES += ("integer_ties", "shape", "noncontig")
+MIN_CASES, MIN_PER_CATEGORY = 60, 5
+
+
+def _case_folders() -> list[str]:
+    if not CORPUS.is_dir():
+        return []
+    return sorted(p.name for p in CORPUS.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+
+def _exposes(entry: str, failing: set[str]) -> bool:
+    return any(name == entry or name.startswith(entry + "[") for name in failing)
+
+
+@pytest.mark.parametrize("name", _case_folders())
+def test_case_metadata_matches_its_files(name: str) -> None:
+    case = load_case(CORPUS / name)
+    candidate = (case.path / "candidate.py").read_text(encoding="utf-8")
+    fixed = (case.path / "fixed.py").read_text(encoding="utf-8")
+    assert diff_stats(candidate, fixed)["changed_lines"] == case.lines_changed
+    for entry in case.exposed_by:
+        assert entry.startswith(CASE_FAMILIES), f"{name}: exposed_by names no evaluation case: {entry!r}"
+
+
+@pytest.mark.parametrize("name", _case_folders())
+def test_candidate_is_a_near_miss_and_fixed_passes_the_full_tier(name: str, evaluator: Evaluator) -> None:
+    case = load_case(CORPUS / name)
+    problem = load_problem(case.path)
+
+    report = evaluator.evaluate(problem, tier="full")
+    verdicts = {c.name: c.verdict for c in report.cases}
+    assert report.verdict in NEAR_MISS_VERDICTS, (report.verdict, report.symptoms[:3])
+    # Never a crash, timeout or error on any case: near-misses run to completion everywhere.
+    assert set(verdicts.values()) <= CASE_VERDICTS, verdicts
+    assert report.score < 1.0, report.symptoms[:3]
+    failing = {n for n, v in verdicts.items() if v != "pass"}
+    for entry in case.exposed_by:
+        assert _exposes(entry, failing), f"{name}: {entry!r} does not fail; failing cases: {sorted(failing)}"
+
+    fixed = evaluator.evaluate(problem.with_candidate((case.path / "fixed.py").read_text()), tier="full")
+    assert fixed.verdict == "pass", (fixed.verdict, fixed.symptoms[:3])
+    assert fixed.score == 1.0
+
+
+def test_corpus_covers_every_category() -> None:
+    cases: list[CorpusCase] = load_corpus(CORPUS)
+    assert [c.name for c in cases] == _case_folders()
+    per_category = Counter(c.category for c in cases)
+    assert len(cases) >= MIN_CASES, f"{len(cases)} cases"
+    thin = {cat: per_category[cat] for cat in CATEGORIES if per_category[cat] < MIN_PER_CATEGORY}
+    assert not thin, f"categories below {MIN_PER_CATEGORY} cases: {thin}"
+    assert sum(c.two_bug for c in cases) >= 4
+
+
+def test_load_corpus_names_the_folder_of_a_malformed_case(tmp_path: Path) -> None:
+    good = tmp_path / "activation_01_ok"
+    good.mkdir()
+    for file in ("reference.py", "candidate.py", "fixed.py"):
+        (good / file).write_text("")
+    (good / "meta.toml").write_text(
+        'category = "activation"\nbug_classes = ["tail_mask"]\nexposed_by = ["seed0"]\n'
+        'lines_changed = 2\ndescription = "x"\ntwo_bug = false\n'
+    )
+    (tmp_path / "__pycache__").mkdir()
+    assert [c.name for c in load_corpus(tmp_path)] == ["activation_01_ok"]
+    assert load_corpus(tmp_path)[0].bug_classes == ("tail_mask",)
+
+    bad = tmp_path / "loss_01_bad"
+    bad.mkdir()
+    for file in ("reference.py", "candidate.py", "fixed.py"):
+        (bad / file).write_text("")
+    (bad / "meta.toml").write_text('category = "loss"\nlines_changed = "two"\n')
+    with pytest.raises(ValueError, match="loss_01_bad"):
+        load_corpus(tmp_path)
+    (bad / "meta.toml").unlink()
+    with pytest.raises(ValueError, match=r"loss_01_bad: missing meta\.toml"):
+        load_corpus(tmp_path)
