@@ -28,6 +28,8 @@ class RepairConfig:
     """Stop after this many patches in a row without a better score."""
     patches_per_hypothesis: int = 6
     """Patches tried for one hypothesis before it is set aside."""
+    llm_diagnosis: bool = False
+    """With an LLM strategy, also let the LLM re-rank the offline hypotheses (one extra call per diagnosis)."""
     edit_retries: int = 2
     """Times a malformed or non-applying LLM edit is fed back before the patch counts as failed."""
     regeneration_fraction: float = 0.6
@@ -80,4 +82,6 @@ def _parse(name: str, raw: str) -> Any:
         return float(raw)
     if name == "workers":
         return int(raw) if raw else None
+    if "bool" in str(kind):
+        return raw.strip().lower() in ("1", "true", "yes", "on")
     return raw
