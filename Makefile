@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint
+.PHONY: setup demo test lint system-deps
 
 setup: $(VENV)/.installed
 
@@ -19,6 +19,11 @@ demo: setup
 
 test: setup
 	$(BIN)/python -m pytest -q
+
+# Headless Chromium for the HTML report test (Debian packages; needs root). CI installs them first.
+system-deps:
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+		(apt-get update -qq && apt-get install -y -qq chromium chromium-driver)
 
 lint: setup
 	$(BIN)/ruff check .

@@ -117,6 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--baseline-attempts", type=int, default=3, help="regenerations per case (Pass@k)")
     bench.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     bench.set_defaults(run=_bench)
+
+    from kernel_medic.graph import cli_batch
+
+    cli_batch.register(sub)
     return parser
 
 
@@ -268,7 +272,10 @@ def _repair(args: argparse.Namespace) -> int:
     if result.status == "invalid":
         raise InvalidProblem(result.error)
     if out is not None:
+        from kernel_medic.tools.html_report import html_for_repair
+
         write_outputs(out, result.to_dict(), result.repaired_source, result.diff)
+        html_for_repair(result, out)
     if args.json:
         print(json.dumps(json_safe(repair_json(result.to_dict())), allow_nan=False))
     else:
