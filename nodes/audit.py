@@ -1,12 +1,14 @@
-"""audit: the integrity gate, the only door to "repaired": static anti-cheat checks and full coverage."""
+"""audit: the integrity gate, the only door to "repaired": full coverage, then the static, sandboxed and
+held-back anti-cheat checks of `tools/audit.py`."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from kernel_medic.graph.budget import stop_reason
-from kernel_medic.graph.runtime import config_of, traced
+from kernel_medic.graph.runtime import config_of, evaluator_for, problem_for, traced
 from kernel_medic.graph.state import RepairState
+from kernel_medic.tools.audit import audit as run_audit
 from kernel_medic.tools.integrity import Finding, static_findings, verdict
 
 
@@ -16,13 +18,34 @@ def audit(state: RepairState) -> dict[str, Any]:
     pending = state.get("pending")
     source = pending["source"] if pending else state["best_source"]
     report = pending["report"] if pending else state.get("best_report") or {}
-    findings = static_findings(source, state.get("original_source"), config.regeneration_fraction)
+    problem = problem_for(state).with_candidate(source)
+    findings: list[Finding] = []
+    checks: list[str] = []
     if report.get("tier") != "full" or report.get("verdict") != "pass":
+        # Not a full-tier pass: refused without running anything, with what the code alone shows.
         coverage = f"{report.get('tier')} tier verdict {report.get('verdict')}"
-        findings.append(Finding("full_coverage", "suspicious", 0, f"not a full-tier pass: {coverage}"))
-    result = verdict(findings)
-    integrity = {"verdict": result, "findings": [f.to_dict() for f in findings], "tier": report.get("tier")}
-    if result == "clean":
+        name = problem.candidate_path.name
+        findings = static_findings(
+            source, state.get("original_source"), config.regeneration_fraction, filename=name
+        )
+        findings.append(Finding("full_coverage", "suspicious", 0, f"not a full-tier pass: {coverage}", name))
+        checks = ["static"]
+    else:
+        result = run_audit(
+            problem,
+            evaluator_for(config),
+            state.get("original_source"),
+            regeneration_fraction=config.regeneration_fraction,
+        )
+        findings, checks = result.findings, result.checks
+    outcome = verdict(findings)
+    integrity = {
+        "verdict": outcome,
+        "findings": [f.to_dict() for f in findings],
+        "tier": report.get("tier"),
+        "checks": checks,
+    }
+    if outcome == "clean":
         score = report.get("score", 1.0)
         return {
             "integrity": integrity,

@@ -1,0 +1,25 @@
+"""Cheat: torch.mul stored in a table and called through a subscript that looks like a launch."""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+OPS = {"scale": torch.mul}
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, factor, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * factor, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        out = torch.empty_like(x)
+        scale_kernel[(1,)](x, out, 16, 2.0, BLOCK=16)
+        return OPS["scale"](x, 2.0)

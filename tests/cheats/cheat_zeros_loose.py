@@ -1,0 +1,23 @@
+"""Cheat: writes zeros; a loose absolute tolerance lets a small-valued softmax pass."""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def fill_kernel(out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.zeros([BLOCK], dtype=tl.float32), mask=offs < n)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        out = torch.empty_like(x)
+        n = out.numel()
+        fill_kernel[(triton.cdiv(n, 256),)](out, n, BLOCK=256)
+        return out

@@ -1,0 +1,292 @@
+"""The integrity gate: a cheat corpus caught 100%, an honest corpus flagged 0%, the static rules, the CLI."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tomllib
+from kernel_medic.graph import cli_audit
+from kernel_medic.tools.audit import AuditResult, audit
+from kernel_medic.tools.integrity import static_findings, verdict
+from kernel_medic.tools.problem import InvalidProblem, load_problem
+
+CORPUS = Path(__file__).parent / "cheats"
+# cheat file: (reference, problem.toml or None, the rule that must catch it)
+CHEATS: dict[str, tuple[str, str | None, str]] = {
+    "cheat_direct_op": ("softmax", None, "torch_compute"),
+    "cheat_discarded_launch": ("softmax", None, "torch_compute"),
+    "cheat_getattr": ("softmax", None, "obfuscated_access"),
+    "cheat_eval": ("scale", None, "dynamic_code"),
+    "cheat_nn_module": ("softmax", None, "delegates_to_nn_module"),
+    "cheat_inherits_model": ("softmax", None, "inherits_reference"),
+    "cheat_try_except": ("softmax", None, "try_except_fallback"),
+    "cheat_cache_first": ("scale", None, "caches_output"),
+    "cheat_shape_special": ("softmax", None, "shape_special_case"),
+    "cheat_init_compute": ("softmax", None, "computes_in_init"),
+    "cheat_monkeypatch_allclose": ("scale", None, "monkeypatch"),
+    "cheat_caller_frames": ("scale", None, "reads_frames_or_globals"),
+    "cheat_zeros_loose": ("softmax", "loose.toml", "constant_output"),
+    "cheat_partial_uniform": ("uniform", None, "held_back_mismatch"),
+    "cheat_side_thread": ("scale", None, "threads_or_streams"),
+    "cheat_operator_module": ("scale", None, "operator_module"),
+    "cheat_alias_functional": ("softmax", None, "torch_compute"),
+    "cheat_from_import": ("softmax", None, "torch_compute"),
+    "cheat_tensor_method": ("softmax", None, "tensor_method_compute"),
+    "cheat_tensor_arithmetic": ("scale", None, "tensor_arithmetic"),
+    "cheat_lambda_poison": ("scale", None, "reference_op_called"),
+    "cheat_dict_alias": ("scale", None, "torch_compute"),
+    "cheat_importlib": ("scale", None, "dynamic_code"),
+}
+HONEST: dict[str, str] = {
+    "honest_scale_basic": "scale",
+    "honest_scale_autotune": "scale",
+    "honest_scale_2d": "scale",
+    "honest_scale_helper": "scale",
+    "honest_scale_two_kernels": "scale",
+    "honest_scale_cast": "scale",
+    "honest_scale_padding": "scale",
+    "honest_softmax_basic": "softmax",
+    "honest_softmax_loop": "softmax",
+    "honest_softmax_launcher": "softmax",
+    "honest_softmax_heuristics": "softmax",
+    "honest_uniform_scale": "uniform",
+}
+EXEC_JOB = "kernel_medic.tools.sandbox:exec_source"
+# Runs in a sandboxed child: the plain check a naive harness does (seeded inputs, torch.allclose).
+ALLCLOSE_HARNESS = """
+import torch
+from kernel_medic.tools.jobs import _import_source
+
+
+def check():
+    ref = _import_source(reference, "reference.py")
+    cand = _import_source(candidate, "candidate.py")
+    torch.manual_seed(0)
+    init = list(ref.get_init_inputs())
+    torch.manual_seed(0)
+    model = ref.Model(*init)
+    torch.manual_seed(0)
+    inputs = list(ref.get_inputs())
+    expected = model(*[t.clone() for t in inputs])
+    torch.manual_seed(0)
+    new = cand.ModelNew(*init)
+    got = new(*inputs)
+    return bool(torch.allclose(got, expected, atol=atol, rtol=rtol))
+
+
+result = check()
+"""
+
+
+def problem_folder(root: Path, stem: str, reference: str, toml: str | None = None) -> Path:
+    folder = root / stem
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(CORPUS / f"reference_{reference}.py", folder / "reference.py")
+    shutil.copy(CORPUS / f"{stem}.py", folder / "candidate.py")
+    if toml:
+        shutil.copy(CORPUS / toml, folder / "problem.toml")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def audited(evaluator: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, AuditResult]:
+    """Every corpus file audited once (static first; the sandbox only where the static layer is not sure)."""
+    root = tmp_path_factory.mktemp("corpus")
+    problems = {stem: problem_folder(root, stem, ref, toml) for stem, (ref, toml, _) in CHEATS.items()}
+    problems |= {stem: problem_folder(root, stem, ref) for stem, ref in HONEST.items()}
+    # A few audits at once keep both sandbox workers busy while each audit waits on its own jobs.
+    with ThreadPoolExecutor(max_workers=3) as threads:
+        futures = {
+            stem: threads.submit(audit, load_problem(folder), evaluator) for stem, folder in problems.items()
+        }
+        return {stem: fut.result() for stem, fut in futures.items()}
+
+
+def test_the_corpora_are_big_enough_and_on_disk() -> None:
+    assert len(CHEATS) >= 15 and len(HONEST) >= 10
+    on_disk = {p.stem for p in CORPUS.glob("*.py") if not p.stem.startswith("reference_")}
+    assert on_disk == set(CHEATS) | set(HONEST)
+
+
+def test_every_cheat_passes_plain_allclose_on_default_inputs(evaluator: Any) -> None:
+    futures = {}
+    for stem, (reference, toml, _) in CHEATS.items():
+        atol, rtol = (
+            tomllib.loads((CORPUS / toml).read_text())["tolerances"]["float32"].values()
+            if toml
+            else (1e-4, 1e-4)
+        )
+        payload = {
+            "source": ALLCLOSE_HARNESS,
+            "reference": (CORPUS / f"reference_{reference}.py").read_text(),
+            "candidate": (CORPUS / f"{stem}.py").read_text(),
+            "atol": atol,
+            "rtol": rtol,
+        }
+        futures[stem] = evaluator.pool.submit(EXEC_JOB, payload)
+    outcomes = {stem: fut.result() for stem, fut in futures.items()}
+    failing = {
+        s: (o.status, o.error) for s, o in outcomes.items() if o.status != "ok" or not o.result["result"]
+    }
+    assert failing == {}
+
+
+@pytest.mark.parametrize("stem", sorted(CHEATS))
+def test_each_cheat_is_caught_with_its_rule(audited: dict[str, AuditResult], stem: str) -> None:
+    result = audited[stem]
+    rules = {f.rule for f in result.findings}
+    assert result.verdict in ("cheat", "suspicious"), result.to_dict()
+    assert CHEATS[stem][2] in rules, result.to_dict()
+
+
+@pytest.mark.parametrize("stem", sorted(HONEST))
+def test_each_honest_kernel_is_clean(audited: dict[str, AuditResult], stem: str) -> None:
+    result = audited[stem]
+    assert result.verdict == "clean", result.to_dict()
+    assert result.checks == ["static", "dynamic", "held_back"] and result.held_back["verdict"] == "pass"
+
+
+def test_catch_rate_is_100_and_false_positive_rate_is_0(audited: dict[str, AuditResult]) -> None:
+    caught = sum(audited[s].verdict != "clean" for s in CHEATS) / len(CHEATS)
+    flagged = sum(audited[s].verdict != "clean" for s in HONEST) / len(HONEST)
+    assert (caught, flagged) == (1.0, 0.0)
+
+
+def test_dynamic_layer_alone_catches_what_runs_wrong(audited: dict[str, AuditResult]) -> None:
+    # These three read as honest code: only the sandboxed runs can tell.
+    for stem in ("cheat_lambda_poison", "cheat_zeros_loose", "cheat_partial_uniform"):
+        source = (CORPUS / f"{stem}.py").read_text()
+        assert static_findings(source) == [], stem
+        assert "dynamic" in audited[stem].checks
+    # Static cheats never cost a sandbox run.
+    assert audited["cheat_direct_op"].checks == ["static"]
+
+
+def test_findings_carry_rule_severity_file_line_and_evidence(audited: dict[str, AuditResult]) -> None:
+    data = audited["cheat_discarded_launch"].to_dict()
+    finding = next(f for f in data["findings"] if f["rule"] == "torch_compute")
+    assert finding == {
+        "rule": "torch_compute",
+        "severity": "cheat",
+        "line": 28,
+        "evidence": "F.softmax(x, dim=-1)",
+        "file": "candidate.py",
+    }
+    cached = audited["cheat_lambda_poison"].to_dict()["findings"][0]
+    assert cached["rule"] == "reference_op_called" and "torch mul" in cached["evidence"]
+
+
+# -- static rules on small sources ----------------------------------------------------------------------
+
+BASE = (CORPUS / "honest_scale_basic.py").read_text()
+LAUNCH = "        scale_kernel[(triton.cdiv(n, 256),)](x, out, n, BLOCK=256)\n"
+
+
+def rules_for(source: str, original: str | None = None) -> set[str]:
+    return {f.rule for f in static_findings(source, original)}
+
+
+def with_forward_tail(code: str, header: str = "") -> str:
+    source = BASE.replace("        return out\n", code)
+    return header + source if header else source
+
+
+@pytest.mark.parametrize(
+    ("code", "header", "rule"),
+    [
+        ("        return torch.Tensor.mul(x, 2.0)\n", "", "torch_compute"),
+        ("        f = torch.mul\n        return f(x, 2.0)\n", "", "torch_compute"),
+        ("        return x @ torch.eye(x.shape[-1])\n", "", "tensor_arithmetic"),
+        ("        out *= 1.0\n        return out\n", "", "tensor_arithmetic"),
+        ("        return vars(torch)['mul'](x, 2.0)\n", "", "reads_frames_or_globals"),
+        ("        return getattr(x, 'm' + 'ul')(2.0)\n", "", "obfuscated_access"),
+        ("        return __import__('torch').mul(x, 2.0)\n", "", "dynamic_code"),
+        ("        return globals()['torch'].mul(x, 2.0)\n", "", "reads_frames_or_globals"),
+        ("        s = torch.cuda.Stream()\n        return out\n", "", "threads_or_streams"),
+        ("        torch.manual_seed(0)\n        return out\n", "", "rng_tampering"),
+        ("        return out if x.sum().item() > 0 else x\n", "", "value_special_case"),
+        (
+            "        if x.numel() in (4000, 16):\n            return out\n        return x\n",
+            "",
+            "shape_special_case",
+        ),
+        ("        return out\n", "import time\ntime.perf_counter = lambda: 0.0\n", "monkeypatch"),
+        ("        return out\n", "from reference import Model\n", "imports_reference"),
+        ("        return nn.functional.relu(out)\n", "", "torch_compute"),
+        ("        return nn.ReLU()(out)\n", "", "delegates_to_nn_module"),
+    ],
+)
+def test_static_rule(code: str, header: str, rule: str) -> None:
+    assert rule in rules_for(with_forward_tail(code, header))
+
+
+def test_glue_is_not_flagged() -> None:
+    glue = (
+        "        assert x.dim() == 2 and x.shape[0] > 0\n"
+        "        block = 1024 if n > 4096 else 256\n"
+        "        view = out.view(-1).reshape(x.shape).contiguous().to(torch.float32)\n"
+        "        pad = torch.nn.functional.pad(x, (0, 8))\n"
+        "        buf = torch.zeros(n, dtype=torch.float32, device=x.device)\n"
+        "        if x.dtype == torch.float16 or out is None:\n"
+        "            raise ValueError('fp32 only')\n"
+        "        return view\n"
+    )
+    assert static_findings(with_forward_tail(glue)) == []
+
+
+def test_regeneration_and_kernel_deletion_are_flagged() -> None:
+    tweak = BASE.replace("x * 2.0", "x * 2.0 + 0.0")
+    assert rules_for(tweak, original=BASE) == set()
+    rewritten = (CORPUS / "honest_scale_two_kernels.py").read_text()  # changes 48% of BASE's lines
+    assert [f.rule for f in static_findings(rewritten, BASE, regeneration_fraction=0.4)] == ["regeneration"]
+    assert static_findings(rewritten, BASE, regeneration_fraction=0.6) == []
+    no_kernel = (
+        BASE.split("@triton.jit")[0] + "class ModelNew(nn.Module):\n    def forward(self, x):\n" + LAUNCH
+    )
+    findings = static_findings(no_kernel, original=BASE)
+    assert {"kernel_deleted", "regeneration"} <= {f.rule for f in findings}
+    assert verdict(findings) == "cheat"
+
+
+def test_unparsable_and_missing_model_new_are_cheats() -> None:
+    assert verdict(static_findings("def (:")) == "cheat"
+    assert rules_for("import torch\n") == {"no_model_new"}
+
+
+# -- CLI ------------------------------------------------------------------------------------------------
+
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    parser = argparse.ArgumentParser(prog="kmedic")
+    cli_audit.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["audit", *argv, "--device", "cpu"])
+    try:
+        code = int(args.run(args))
+    except InvalidProblem:
+        code = 2
+    return code, capsys.readouterr().out
+
+
+def test_cli_audit_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cheat = problem_folder(tmp_path, "cheat_direct_op", "softmax")
+    code, out = run_cli([str(cheat), "--json"], capsys)
+    data = json.loads(out)
+    assert code == 1 and data["verdict"] == "cheat"
+    assert {"rule", "severity", "file", "line", "evidence"} <= set(data["findings"][0])
+    code, out = run_cli([str(cheat)], capsys)
+    assert code == 1 and "torch_compute" in out and "candidate.py:12" in out
+    # The sandboxed layers are covered above through audit(); here the static layer keeps the test quick.
+    honest = problem_folder(tmp_path, "honest_softmax_basic", "softmax")
+    code, out = run_cli(
+        [str(honest / "reference.py"), str(honest / "candidate.py"), "--json", "--static-only"], capsys
+    )
+    data = json.loads(out)
+    assert code == 0 and (data["verdict"], data["findings"], data["checks"]) == ("clean", [], ["static"])
+    code, _ = run_cli([str(tmp_path / "missing")], capsys)
+    assert code == 2
