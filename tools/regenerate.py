@@ -12,8 +12,8 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from kernel_medic.tools.audit import audit
 from kernel_medic.tools.evaluate import Evaluator
-from kernel_medic.tools.integrity import static_findings, verdict
 from kernel_medic.tools.llm import LLMError, render_prompt
 from kernel_medic.tools.patchers import ChatModel
 from kernel_medic.tools.problem import Problem
@@ -73,7 +73,8 @@ def regenerate(problem: Problem, model: ChatModel, evaluator: Evaluator, attempt
             continue
         report = evaluator.evaluate(problem.with_candidate(source), tier="full")
         outcome.score = max(outcome.score, report.score)
-        if report.passed and verdict(static_findings(source)) == "clean":
+        # The same gate as a repair: a fresh kernel that passes must also pass the full audit.
+        if report.passed and audit(problem.with_candidate(source), evaluator).verdict == "clean":
             outcome.status, outcome.first_success = "repaired", outcome.attempts
             break
         failures.append(f"- attempt {outcome.attempts}: {report.verdict}, score {report.score:.4f}")
