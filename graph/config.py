@@ -29,7 +29,7 @@ class RepairConfig:
     patches_per_hypothesis: int = 6
     """Patches tried for one hypothesis before it is set aside."""
     llm_diagnosis: bool = False
-    """With an LLM strategy, also let the LLM re-rank the offline hypotheses (one extra call per diagnosis)."""
+    """With an LLM strategy, the LLM also re-ranks the offline hypotheses (one more call per diagnosis)."""
     edit_retries: int = 2
     """Times a malformed or non-applying LLM edit is fed back before the patch counts as failed."""
     regeneration_fraction: float = 0.6
