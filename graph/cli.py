@@ -118,9 +118,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     bench.set_defaults(run=_bench)
 
-    from kernel_medic.graph import cli_audit, cli_batch
+    from kernel_medic.graph import cli_audit, cli_batch, cli_kb
 
     cli_audit.register(sub)
+    cli_kb.register(sub)
     cli_batch.register(sub)
     return parser
 

@@ -1,0 +1,110 @@
+"""The failure-pattern record and the seed library's data files.
+
+Seed files (`vectordb/seeds/*.toml`) hold shared sources under `[references.NAME]` and `[kernels.NAME]`
+(a correct candidate) and a `[[patterns]]` list. A pattern names its reference and its correct kernel
+(`example_after`); `before` is a list of `[old, new]` replacements that inject the bug into that kernel,
+each matching exactly once. Loading materialises full `example_before`/`example_after`/`reference` text.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+from kernel_medic.vectordb.features import CATEGORIES
+
+SEED_DIR = Path(__file__).parent / "seeds"
+
+
+@dataclass
+class Pattern:
+    id: str
+    title: str
+    categories: list[str]
+    bug_class: str
+    symptoms: list[str]
+    explanation: str
+    fix: str
+    example_before: str = ""
+    example_after: str = ""
+    reference: str = ""
+    rules: list[str] = field(default_factory=list)
+    provenance: str = "seed"
+    times_retrieved: int = 0
+    times_accepted: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Pattern:
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"pattern {data.get('id', '?')}: unknown field(s) {', '.join(sorted(unknown))}")
+        missing = [n for n in ("id", "title", "categories", "bug_class", "symptoms") if n not in data]
+        if missing:
+            raise ValueError(f"pattern {data.get('id', '?')}: missing field(s) {', '.join(missing)}")
+        pattern = cls(**data)
+        bad = [c for c in pattern.categories if c not in CATEGORIES]
+        if bad:
+            raise ValueError(f"pattern {pattern.id}: unknown categor(y/ies) {', '.join(bad)}")
+        return pattern
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    def search_text(self) -> str:
+        """What gets embedded: the words a diagnosis or a user would use for this failure."""
+        return (
+            f"{self.title}. {self.explanation} Fix: {self.fix} "
+            f"Bug class: {self.bug_class.replace('_', ' ')}. Operators: {', '.join(self.categories)}. "
+            f"Symptoms: {', '.join(s.replace('_', ' ') for s in self.symptoms)}."
+        )
+
+
+def _apply_edits(source: str, edits: list[list[str]], where: str) -> str:
+    for old, new in edits:
+        count = source.count(old)
+        if count != 1:
+            raise ValueError(f"{where}: edit {old!r} matches {count} times (must match once)")
+        source = source.replace(old, new)
+    return source
+
+
+def load_seed_file(path: Path) -> list[Pattern]:
+    data = tomllib.loads(path.read_text())
+    references = {k: v["source"] for k, v in data.get("references", {}).items()}
+    kernels = {k: v["source"] for k, v in data.get("kernels", {}).items()}
+    default_categories = [data["category"]] if "category" in data else []
+    out = []
+    for raw in data.get("patterns", []):
+        raw = dict(raw)
+        where = f"{path.name}:{raw.get('id', '?')}"
+        ref_key, after_key = raw.pop("reference"), raw.pop("after")
+        after = kernels[after_key]
+        raw["example_after"] = _apply_edits(after, raw.pop("after_edits", []), where)
+        raw["example_before"] = _apply_edits(raw["example_after"], raw.pop("before"), where)
+        raw["reference"] = references[ref_key]
+        raw.setdefault("categories", default_categories)
+        out.append(Pattern.from_dict(raw))
+    return out
+
+
+def load_seeds(folder: Path = SEED_DIR) -> list[Pattern]:
+    """Every seed pattern, in file then file-order; ids must be unique."""
+    patterns: list[Pattern] = []
+    for path in sorted(folder.glob("*.toml")):
+        patterns += load_seed_file(path)
+    ids = [p.id for p in patterns]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise ValueError(f"duplicate seed pattern id(s): {', '.join(dupes)}")
+    return patterns
