@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel_medic.graph.runtime import chat_model_for, config_of, traced
+from kernel_medic.graph.runtime import chat_model_for, config_of, evaluator_for, problem_for, traced
 from kernel_medic.graph.state import RepairState
 from kernel_medic.tools.patchers import HybridPatcher, LLMPatcher, OfflinePatcher, PatchOutcome, PatchRequest
 from kernel_medic.tools.trace import append_event, source_hash
@@ -37,15 +37,34 @@ def patch(state: RepairState) -> dict[str, Any]:
         patch_cap=config.patches_per_hypothesis,
     )
     if config.strategy == "offline":
-        outcome = OfflinePatcher().propose(request)
+        outcome = _offline(state, mutations=True).propose(request)
     elif config.strategy == "llm":
         outcome = llm().propose(request)
     else:
         stagnation = max(1, config.no_progress_limit // 2)
-        outcome = HybridPatcher(OfflinePatcher(), llm, stagnation).propose(
+        # In hybrid runs the LLM is the fallback for what no rule names, so no blind mutations here.
+        outcome = HybridPatcher(_offline(state, mutations=False), llm, stagnation).propose(
             request, state.get("no_progress", 0)
         )
     return _delta(outcome)
+
+
+def _offline(state: RepairState, mutations: bool) -> OfflinePatcher:
+    """An offline patcher that screens its candidates on the run's evaluator (light tier, in parallel)."""
+    config = config_of(state)
+    evaluator = evaluator_for(config)
+    problem = problem_for(state)
+    reference = source_hash(state.get("reference_source", ""))
+
+    def evaluate(source: str, tier: str) -> dict[str, Any]:
+        return evaluator.evaluate(problem.with_candidate(source), tier=tier).to_dict()  # type: ignore[arg-type]
+
+    return OfflinePatcher(
+        evaluate,
+        workers=evaluator.pool.size,
+        mutations=mutations,
+        namespace=f"{config.device}:{state.get('reference_path')}:{reference}",
+    )
 
 
 def _delta(outcome: PatchOutcome) -> dict[str, Any]:

@@ -20,8 +20,9 @@ def verify(state: RepairState) -> dict[str, Any]:
     light = _run(evaluator.evaluate(problem, tier="light"), state, "light")
     best_light = _light_score(state.get("best_report") or {})
     report = light
-    # The light case is one case of the full tier: a patch that does worse there cannot beat the best.
-    if light.verdict == "pass" or light.score > best_light:
+    # The light case is one case of the full tier: a patch that does worse there cannot beat the best. One
+    # that ties may still fix what only the full tier exercises (layouts, odd shapes, magnitudes).
+    if light.verdict == "pass" or light.score >= best_light:
         report = _run(evaluator.evaluate(problem, tier="full"), state, "full")
     improved = report.tier == "full" and report.score > state.get("best_score", -1.0)
     diff = unified_diff(state["best_source"], source, path=problem.candidate_path.name)

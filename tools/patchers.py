@@ -13,8 +13,15 @@ from typing import Any, Protocol
 
 from kernel_medic.tools.edits import EditError, apply_search_replace, parse_search_replace
 from kernel_medic.tools.llm import LLMError, LLMReply, render_prompt
-from kernel_medic.tools.rewrites import RULES, propose
+from kernel_medic.tools.mutations import MUTATIONS
+from kernel_medic.tools.rewrites import RULES, Rewrite, RuleContext
+from kernel_medic.tools.search import EvaluateFn, Screened, candidates, light_score, screen
 from kernel_medic.tools.trace import source_hash
+
+SCREEN_BATCH = 8
+"""Candidate edits screened at once on the light tier (a RepairConfig field would be the place for it)."""
+SCREEN_LIMIT = 32
+"""Most candidate edits screened for one proposal."""
 
 
 @dataclass
@@ -64,20 +71,79 @@ class Patcher(Protocol):
 
 
 class OfflinePatcher:
-    """Rewrite rules in the order retrieval ranked them; the first untried rewrite of an open hypothesis."""
+    """Rewrite rules in the order retrieval ranked them, then mutations where the diagnosis points.
+
+    Without an evaluator it proposes the first untried rewrite of an open hypothesis. With one, it screens a
+    batch of untried rewrites on the light tier in parallel and proposes the most promising (highest light
+    score, then the smallest edit); the graph loop applies the next patch to the best version so far.
+    """
+
+    def __init__(
+        self,
+        evaluate: EvaluateFn | None = None,
+        workers: int = 1,
+        mutations: bool = True,
+        batch: int = SCREEN_BATCH,
+        max_screened: int = SCREEN_LIMIT,
+        namespace: str = "",
+    ) -> None:
+        self.evaluate = evaluate
+        self.workers = workers
+        self.mutations = mutations
+        self.batch = batch
+        self.max_screened = max_screened
+        self.namespace = namespace
 
     def propose(self, request: PatchRequest) -> PatchOutcome:
-        order = list(request.rule_ids) + [r for r in RULES if r not in request.rule_ids]
-        for rewrite in propose(request.source, [r for r in order if r in RULES]):
-            hypothesis = RULES[rewrite.rule].bug_class
-            if request.patch_counts.get(hypothesis, 0) >= request.patch_cap:
-                continue
-            if source_hash(rewrite.source) in request.seen_hashes:
-                continue
-            return PatchOutcome(
-                Proposal(rewrite.source, "offline", hypothesis, rewrite.rule, rewrite.description)
-            )
-        return PatchOutcome(None, exhausted=True, error="no untried rewrite rule applies")
+        untried = self._untried(request)
+        if not untried:
+            return PatchOutcome(None, exhausted=True, error="no untried rewrite rule applies")
+        if self.evaluate is None:
+            return PatchOutcome(_proposal(untried[0]))
+        base = light_score(request.report)
+        best: Screened | None = None
+        for start in range(0, min(len(untried), self.max_screened), self.batch):
+            batch = untried[start : min(start + self.batch, self.max_screened)]
+            top = screen(request.source, batch, self.evaluate, self.workers, self.namespace)[0]
+            if best is None or _promise(top) < _promise(best):
+                best = top
+            if best.passed or best.light > base:
+                break
+        assert best is not None
+        return PatchOutcome(_proposal(best.rewrite))
+
+    def _untried(self, request: PatchRequest) -> list[Rewrite]:
+        location = request.hypotheses[0] if request.hypotheses else {}
+        lines = location.get("lines")
+        kernel = location.get("kernel")
+        found = candidates(
+            request.source,
+            request.rule_ids,
+            RuleContext.from_reference(request.reference_source),
+            mutations=self.mutations,
+            lines=[tuple(lines)] if lines else None,
+            kernels=[kernel] if kernel else None,
+        )
+        return [
+            rw
+            for rw in found
+            if request.patch_counts.get(_hypothesis(rw), 0) < request.patch_cap
+            and source_hash(rw.source) not in request.seen_hashes
+        ]
+
+
+def _promise(screened: Screened) -> tuple[bool, float, int]:
+    """Sort key: a light pass first, then the highest light score, then the smallest edit."""
+    return (not screened.passed, -screened.light, screened.size)
+
+
+def _hypothesis(rewrite: Rewrite) -> str:
+    rule = RULES.get(rewrite.rule) or MUTATIONS.get(rewrite.rule)
+    return rule.bug_class if rule is not None else "unknown"
+
+
+def _proposal(rewrite: Rewrite) -> Proposal:
+    return Proposal(rewrite.source, "offline", _hypothesis(rewrite), rewrite.rule, rewrite.description)
 
 
 EventSink = Callable[[str, dict[str, Any]], None]

@@ -9,6 +9,7 @@ optional `RuleContext` carries what only the reference knows (constructor argume
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -29,14 +30,14 @@ class Rewrite:
 
 @dataclass(frozen=True)
 class RuleContext:
-    """What the reference says about the operator: its source and the constructor arguments it is built with."""
+    """The reference's semantics: its source and the constructor arguments it is built with."""
 
     reference_source: str = ""
     init_args: tuple[Any, ...] = ()
 
     @classmethod
     def from_reference(cls, reference_source: str) -> RuleContext:
-        """Read `get_init_inputs()` statically (literals and module constants); the reference never runs here."""
+        """Read `get_init_inputs()` statically (literals, module constants): the reference never runs here."""
         return cls(reference_source, _static_init_args(reference_source))
 
     def init_params(self) -> dict[str, Any]:
@@ -666,6 +667,1240 @@ def _contiguous_inputs(source: str, context: RuleContext | None = None) -> list[
     return out
 
 
+# ---------------------------------------------------------------- shared helpers for the rules below
+
+
+def _expr(code: str) -> cst.BaseExpression:
+    return cst.parse_expression(code)
+
+
+def _render(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def _constexpr_params(fn: cst.FunctionDef) -> set[str]:
+    out = set()
+    for p in _params(fn):
+        annotation = _dotted(p.annotation.annotation) if p.annotation else None
+        if (annotation or "").split(".")[-1] == "constexpr":
+            out.add(p.name.value)
+    return out
+
+
+def _flow(fn: cst.FunctionDef) -> dict[str, set[str]]:
+    """name -> names assigned from expressions that read it (the kernel's data flow)."""
+    edges: dict[str, set[str]] = {}
+    for targets, value in _assignments(fn.body):
+        for name in _names(value):
+            edges.setdefault(name, set()).update(targets)
+    return edges
+
+
+def _feeds(load: cst.Call, fn: cst.FunctionDef, tree: _Tree) -> set[str]:
+    """Names a load's value reaches: the assignment target holding it and everything computed from it."""
+    node: cst.CSTNode | None = load
+    while node is not None and not isinstance(node, cst.Assign | cst.AnnAssign | cst.AugAssign):
+        node = tree.parent(node)
+    if node is None:
+        return set()
+    targets = (
+        set().union(*(_names(t.target) for t in node.targets))
+        if isinstance(node, cst.Assign)
+        else _names(node.target)  # type: ignore[union-attr]
+    )
+    edges = _flow(fn)
+    return set().union(*(_reachable(t, edges) for t in targets)) if targets else set()
+
+
+def _values_of(fn: cst.FunctionDef) -> dict[str, list[cst.BaseExpression]]:
+    out: dict[str, list[cst.BaseExpression]] = {}
+    for targets, value in _assignments(fn.body):
+        for t in targets:
+            out.setdefault(t, []).append(value)
+    return out
+
+
+def _mask_names(fn: cst.FunctionDef) -> list[str]:
+    """Names used as masks in a kernel: assigned to a *mask* name or passed as a load/store mask."""
+    found: list[str] = []
+    for targets, _ in _assignments(fn.body):
+        found += [t for t in sorted(targets) if "mask" in t.lower() and t not in found]
+    for call in _calls(fn.body, "tl.load", "tl.store"):
+        arg = _arg(call, "mask", 1 if _dotted(call.func) == "tl.load" else 2)
+        if arg is not None and isinstance(arg.value, cst.Name) and arg.value.value not in found:
+            found.append(arg.value.value)
+    return found
+
+
+def _for_loops(fn: cst.FunctionDef) -> list[cst.For]:
+    return [f for f in m.findall(fn.body, m.For()) if isinstance(f, cst.For)]
+
+
+def _inside(tree: _Tree, node: cst.CSTNode, kind: type) -> cst.CSTNode | None:
+    parent = tree.parent(node)
+    while parent is not None and not isinstance(parent, kind):
+        parent = tree.parent(parent)
+    return parent
+
+
+def _paren(expr: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(expr, cst.BinaryOperation | cst.BooleanOperation | cst.Comparison | cst.UnaryOperation):
+        if not expr.lpar:
+            return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return expr
+
+
+# ---------------------------------------------------------------- neutral elements beyond max/min
+
+_EXP = ("tl.exp", "tl.math.exp", "tl.exp2", "tl.math.exp2")
+_SUM = ("tl.sum", "tl.cumsum", "tl.dot")
+_EXTREMA = tuple(f"tl.{k}" for k in _NEUTRAL)
+
+
+def _neutral_for(
+    source: str, rule: str, consumers: tuple[str, ...], avoid: tuple[str, ...], neutral: str, wrong: Callable
+) -> list[Rewrite]:
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for fn in _kernels(tree.module):
+        wanted = set().union(*(_names(c.args[0].value) for c in _calls(fn.body, *consumers) if c.args))
+        avoided = set().union(*(_names(c.args[0].value) for c in _calls(fn.body, *avoid) if c.args))
+        for load in _calls(fn.body, "tl.load"):
+            reach = _feeds(load, fn, tree)
+            if not reach & wanted or reach & avoided:
+                continue
+            other = _arg(load, "other", 2)
+            if other is not None and wrong(other.value):
+                new = tree.replace(other.value, _expr(neutral))
+                line, what = tree.line(other), f"other={tree.code(other.value)} -> other={neutral}"
+            elif other is None and _arg(load, "mask", 1) is not None:
+                new = tree.replace(load, _with_kwarg(load, "other", neutral))
+                line, what = tree.line(load.args[-1], end=True), f"add other={neutral}"
+            else:
+                continue
+            out.append(
+                _rewrite(rule, new, line, f"{fn.name.value}: {what} on the load feeding {consumers[0]}")
+            )
+    return out
+
+
+def _neutral_other_exp(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    # Padded lanes that take part in exp must vanish: exp(-inf) = 0.
+    return _neutral_for(
+        source, "neutral_other_exp", _EXP, _EXTREMA, '-float("inf")', lambda e: not _is_neg_inf(e)
+    )
+
+
+def _neutral_other_sum(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    return _neutral_for(
+        source, "neutral_other_sum", _SUM, _EXTREMA + _EXP, "0.0", lambda e: not _is_number(e, 0)
+    )
+
+
+def _is_neg_inf(expr: cst.BaseExpression) -> bool:
+    code = _render(expr).replace(" ", "").replace("'", '"')
+    return code in ('-float("inf")', "-math.inf", 'float("-inf")', "-tl.inf", "-inf")
+
+
+# ---------------------------------------------------------------- load_mask
+
+
+def _load_mask(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for fn in _kernels(tree.module):
+        sources: dict[str, set[str]] = {}
+        for targets, value in _assignments(fn.body):
+            for t in targets:
+                sources.setdefault(t, set()).update(_names(value))
+        for load in _calls(fn.body, "tl.load"):
+            pointer = _arg(load, "pointer", 0)
+            if pointer is None or _arg(load, "mask", 1) is not None:
+                continue
+            addressed = set().union(*(_reachable(n, sources) for n in _names(pointer.value)))
+            for mask_name in _mask_names(fn):
+                if mask_name in sources and not sources[mask_name] & addressed:
+                    continue
+                new = tree.replace(load, _with_kwarg(_with_kwarg(load, "mask", mask_name), "other", "0.0"))
+                line = tree.line(load.args[-1], end=True)
+                desc = f"{fn.name.value}: tl.load gets mask={mask_name}, the mask the kernel uses elsewhere"
+                out.append(_rewrite("load_mask", new, line, desc))
+    return out
+
+
+# ---------------------------------------------------------------- mask_precedence
+
+
+def _mask_precedence(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """`a < M & b < N` parses as `a < (M & b) < N`: split it into `(a < M) & (b < N)`."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for cmp in m.findall(tree.module, m.Comparison()):
+        assert isinstance(cmp, cst.Comparison)
+        if len(cmp.comparisons) != 2:
+            continue
+        middle = cmp.comparisons[0].comparator
+        if not (
+            isinstance(middle, cst.BinaryOperation) and isinstance(middle.operator, cst.BitAnd | cst.BitOr)
+        ):
+            continue
+        if middle.lpar:
+            continue
+        left = cst.Comparison(
+            left=cmp.left, comparisons=[cmp.comparisons[0].with_changes(comparator=middle.left)]
+        )
+        right = cst.Comparison(left=middle.right, comparisons=[cmp.comparisons[1]])
+        new_node = cst.BinaryOperation(
+            left=_paren(left), operator=middle.operator, right=_paren(right), lpar=cmp.lpar, rpar=cmp.rpar
+        )
+        what = f"{tree.code(cmp)} -> {_render(new_node)}"
+        out.append(_rewrite("mask_precedence", tree.replace(cmp, new_node), tree.line(cmp), what))
+    return out
+
+
+# ---------------------------------------------------------------- mask_offsets
+
+
+def _is_arange(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and _dotted(expr.func) == "tl.arange"
+
+
+def _mask_offsets(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """A bounds mask compares the local lane offsets, not the global ones (or the other way round)."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for fn in _kernels(tree.module):
+        values = _values_of(fn)
+        local = [n for n, vs in values.items() if len(vs) == 1 and _is_arange(vs[0])]
+        arange_names = set(local)
+        glob = [
+            n
+            for n, vs in values.items()
+            if len(vs) == 1
+            and not _is_arange(vs[0])
+            and (_calls(vs[0], "tl.arange") or _names(vs[0]) & arange_names)
+            and "mask" not in n.lower()
+        ]
+        for targets, value in _assignments(fn.body):
+            if not any("mask" in t.lower() for t in targets) or not isinstance(value, cst.Comparison):
+                continue
+            side = value.left
+            if not isinstance(side, cst.Name):
+                continue
+            options = glob if side.value in local else local if side.value in glob else []
+            for other in options:
+                if other == side.value:
+                    continue
+                new = tree.replace(side, side.with_changes(value=other))
+                what = f"{fn.name.value}: mask compares {other}, not {side.value}"
+                out.append(_rewrite("mask_offsets", new, tree.line(side), what))
+    return out
+
+
+# ---------------------------------------------------------------- softmax_max_subtraction
+
+
+def _axis_of(fn: cst.FunctionDef) -> str:
+    """The reduction axis the kernel already uses (`axis=1` in `tl.sum(e, axis=1)`), else 0."""
+    for call in _calls(fn.body, "tl.sum", "tl.max", "tl.min"):
+        axis = _arg(call, "axis", 1)
+        if axis is not None:
+            return tree_code(axis.value)
+    return "0"
+
+
+def tree_code(node: cst.CSTNode) -> str:
+    return _render(node)
+
+
+def _softmax_max_subtraction(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """exp of raw logits overflows: subtract the row max first (softmax, logsumexp)."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for fn in _kernels(tree.module):
+        if _calls(fn.body, "tl.max", "tl.maximum"):
+            continue
+        axis = _axis_of(fn)
+        for call in _calls(fn.body, *_EXP):
+            arg = call.args[0].value if call.args else None
+            if not isinstance(arg, cst.Name):
+                continue
+            x = arg.value
+            found = tree.insert_before(call, f"{x} = {x} - tl.max({x}, axis={axis})")
+            if found is not None:
+                new, line = found
+                desc = f"{fn.name.value}: subtract the max of {x} before tl.exp"
+                out.append(_rewrite("softmax_max_subtraction", new, line, desc))
+    return out
+
+
+# ---------------------------------------------------------------- online_softmax_rescale
+
+
+def _online_softmax_rescale(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """In an online softmax, the running sum/accumulator must be rescaled by exp(m_old - m_new)."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for fn in _kernels(tree.module):
+        two_d = {
+            t
+            for targets, value in _assignments(fn.body)
+            for call in _calls(value, "tl.zeros", "tl.full")
+            if call.args
+            and isinstance(call.args[0].value, cst.Tuple | cst.List)
+            and len(call.args[0].value.elements) == 2  # type: ignore[union-attr]
+            for t in targets
+        }
+        for loop in _for_loops(fn):
+            running: tuple[str, str] | None = None  # (old max, new max)
+            for node in m.findall(loop.body, m.Assign()):
+                assert isinstance(node, cst.Assign)
+                for call in _calls(node.value, "tl.maximum"):
+                    if call.args and isinstance(call.args[0].value, cst.Name) and len(node.targets) == 1:
+                        target = node.targets[0].target
+                        old = call.args[0].value.value
+                        if isinstance(target, cst.Name) and target.value != old:
+                            running = (old, target.value)
+            if running is None:
+                continue
+            old, new_max = running
+            rescaled = {
+                n.target.value
+                for n in m.findall(loop.body, m.AugAssign(operator=m.MultiplyAssign()))
+                if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)
+            }
+            for node in m.findall(loop.body, m.Assign() | m.AugAssign()):
+                if isinstance(node, cst.AugAssign):
+                    if not isinstance(node.operator, cst.AddAssign) or not isinstance(node.target, cst.Name):
+                        continue
+                    acc, added = node.target.value, node.value
+                else:
+                    assert isinstance(node, cst.Assign)
+                    value = node.value
+                    if not (
+                        len(node.targets) == 1
+                        and isinstance(node.targets[0].target, cst.Name)
+                        and isinstance(value, cst.BinaryOperation)
+                        and isinstance(value.operator, cst.Add)
+                        and isinstance(value.left, cst.Name)
+                        and value.left.value == node.targets[0].target.value  # type: ignore[union-attr]
+                    ):
+                        continue
+                    acc, added = value.left.value, value.right
+                if acc in (old, new_max) or acc in rescaled:
+                    continue
+                alpha = f"tl.exp({old} - {new_max})" + ("[:, None]" if acc in two_d else "")
+                stmt = cst.parse_statement(f"{acc} = {acc} * {alpha} + {_render(_paren(added))}\n")
+                assert isinstance(stmt, cst.SimpleStatementLine)
+                new = tree.replace(node, stmt.body[0])
+                desc = f"{fn.name.value}: rescale {acc} by exp({old} - {new_max}) before adding"
+                out.append(_rewrite("online_softmax_rescale", new, tree.line(node), desc))
+    return out
+
+
+# ---------------------------------------------------------------- fp32_upcast_load
+
+
+def _fp32_upcast_load(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """Half-precision loads that feed a reduction or dot are upcast to float32 first."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for fn in _kernels(tree.module):
+        reducers = _calls(fn.body, "tl.sum", "tl.dot", "tl.cumsum", "tl.max", "tl.min")
+        reduced = set().union(*(_names(a.value) for c in reducers for a in c.args if a.keyword is None))
+        accumulated = {
+            n.target.value
+            for n in m.findall(fn.body, m.AugAssign())
+            if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)
+        }
+        for load in _calls(fn.body, "tl.load"):
+            parent = tree.parent(load)
+            if isinstance(parent, cst.Attribute) and parent.attr.value == "to":
+                continue
+            reach = _feeds(load, fn, tree)
+            if not reach & (reduced | accumulated):
+                continue
+            upcast = cst.Call(
+                func=cst.Attribute(value=load, attr=cst.Name("to")), args=[cst.Arg(_expr("tl.float32"))]
+            )
+            new = tree.replace(load, upcast)
+            desc = f"{fn.name.value}: upcast the load to float32 before it is reduced"
+            out.append(_rewrite("fp32_upcast_load", new, tree.line(load, end=True), desc))
+    return out
+
+
+# ---------------------------------------------------------------- dot_ieee
+
+
+def _dot_ieee(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for call in _calls(tree.module, "tl.dot"):
+        tf32 = _arg(call, "allow_tf32", 99)
+        precision = _arg(call, "input_precision", 99)
+        if precision is not None:
+            if "ieee" in tree.code(precision.value):
+                continue
+            new = tree.replace(precision.value, _expr('"ieee"'))
+        elif tf32 is not None:
+            if tree.code(tf32.value) == "False":
+                continue
+            new = tree.replace(tf32.value, _expr("False"))
+        else:
+            new = tree.replace(call, _with_kwarg(call, "input_precision", '"ieee"'))
+        out.append(_rewrite("dot_ieee", new, tree.line(call), "tl.dot in full float32 precision, not TF32"))
+    return out
+
+
+# ---------------------------------------------------------------- variance_bias
+
+
+def _squares(expr: cst.BaseExpression) -> bool:
+    for op in m.findall(expr, m.BinaryOperation()):
+        assert isinstance(op, cst.BinaryOperation)
+        if isinstance(op.operator, cst.Power):
+            return True
+        if isinstance(op.operator, cst.Multiply) and _render(op.left).strip("() ") == _render(op.right).strip(
+            "() "
+        ):
+            return True
+    return False
+
+
+def _variance_bias(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """Biased (`/ N`) vs unbiased (`/ (N - 1)`) variance: propose the other one."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for div in m.findall(tree.module, m.BinaryOperation(operator=m.Divide())):
+        assert isinstance(div, cst.BinaryOperation)
+        if not _calls(div.left, "tl.sum") and not m.findall(
+            div.left, m.Call(func=m.Attribute(attr=m.Name("sum")))
+        ):
+            continue
+        if not _squares(div.left):
+            continue
+        right = div.right
+        if (
+            isinstance(right, cst.BinaryOperation)
+            and isinstance(right.operator, cst.Subtract)
+            and _is_number(right.right, 1)
+        ):
+            new_right: cst.BaseExpression = right.left.with_changes(lpar=[], rpar=[])
+            what = "biased variance: divide by N"
+        elif isinstance(right, cst.Name | cst.Attribute | cst.Call):
+            new_right = _expr(f"({_render(right)} - 1)")
+            what = "unbiased variance: divide by N - 1"
+        else:
+            continue
+        out.append(_rewrite("variance_bias", tree.replace(right, new_right), tree.line(right), what))
+    return out
+
+
+# ---------------------------------------------------------------- mask_centered
+
+
+def _mask_centered(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """`x - mean` on padded lanes adds mean**2 per padded lane to the variance: zero them first."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for fn in _kernels(tree.module):
+        masks = _mask_names(fn)
+        if not masks:
+            continue
+        values = _values_of(fn)
+        means = {n for n, vs in values.items() if any(_calls(v, "tl.sum") for v in vs)}
+        for node in m.findall(fn.body, m.Assign()):
+            assert isinstance(node, cst.Assign)
+            value = node.value
+            if not (
+                isinstance(value, cst.BinaryOperation)
+                and isinstance(value.operator, cst.Subtract)
+                and isinstance(value.right, cst.Name)
+                and value.right.value in means
+            ):
+                continue
+            mask = masks[0]
+            if isinstance(value.left, cst.Name):
+                for v in values.get(value.left.value, []):
+                    for load in _calls(v, "tl.load"):
+                        arg = _arg(load, "mask", 1)
+                        if arg is not None and isinstance(arg.value, cst.Name):
+                            mask = arg.value.value
+            wrapped = _expr(f"tl.where({mask}, {_render(value.with_changes(lpar=[], rpar=[]))}, 0.0)")
+            desc = f"{fn.name.value}: zero the padded lanes of {_render(value)} before reducing"
+            out.append(_rewrite("mask_centered", tree.replace(value, wrapped), tree.line(value), desc))
+    return out
+
+
+# ---------------------------------------------------------------- affine_weight_bias
+
+_WEIGHT = {"w", "weight", "gamma", "scale", "g"}
+_BIAS = {"b", "bias", "beta", "shift"}
+
+
+def _role(param: str) -> str | None:
+    stem = param.lower().removesuffix("_ptr").removesuffix("ptr").rstrip("_")
+    return "weight" if stem in _WEIGHT else "bias" if stem in _BIAS else None
+
+
+def _affine_weight_bias(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """The kernel receives weight/bias pointers but never loads them: apply the affine step on the store."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for fn in _kernels(tree.module):
+        used = _names(fn.body)
+        unused = {_role(p.name.value): p.name.value for p in _params(fn) if p.name.value not in used}
+        unused.pop(None, None)
+        if not unused:
+            continue
+        values = _values_of(fn)
+        for store in _calls(fn.body, "tl.store"):
+            value, mask = _arg(store, "value", 1), _arg(store, "mask", 2)
+            if value is None or mask is None or not isinstance(mask.value, cst.Name):
+                continue
+            cmp = next((v for v in values.get(mask.value.value, []) if isinstance(v, cst.Comparison)), None)
+            if cmp is None or not isinstance(cmp.left, cst.Name):
+                continue
+            cols, mask_name = cmp.left.value, mask.value.value
+            code = _render(
+                _paren(value.value.with_changes(lpar=[], rpar=[])) if "weight" in unused else value.value
+            )
+            if "weight" in unused:
+                code = f"{code} * tl.load({unused['weight']} + {cols}, mask={mask_name}, other=0.0)"
+            if "bias" in unused:
+                code = f"{code} + tl.load({unused['bias']} + {cols}, mask={mask_name}, other=0.0)"
+            new = tree.replace(value.value, _expr(code))
+            desc = f"{fn.name.value}: apply the unused {' and '.join(sorted(unused))} on the store"
+            out.append(_rewrite("affine_weight_bias", new, tree.line(value), desc))
+    return out
+
+
+# ---------------------------------------------------------------- strides
+
+
+def _is_stride(expr: cst.BaseExpression) -> bool:
+    if (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value == "stride"
+    ):
+        return True
+    return isinstance(expr, cst.Name) and "stride" in expr.value.lower()
+
+
+def _stride_pair(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    """Two strides of one tensor (`x.stride(0), x.stride(1)`) or two stride variables."""
+    if isinstance(a, cst.Call) and isinstance(b, cst.Call) and _is_stride(a) and _is_stride(b):
+        return _render(a.func) == _render(b.func)
+    return isinstance(a, cst.Name) and isinstance(b, cst.Name) and _is_stride(a) and _is_stride(b)
+
+
+def _launches(module: cst.Module) -> list[cst.Call]:
+    """Kernel launches `kernel[grid](...)`."""
+    return [c for c in m.findall(module, m.Call(func=m.Subscript())) if isinstance(c, cst.Call)]
+
+
+def _swap(tree: _Tree, call: cst.Call, i: int, j: int) -> cst.Module:
+    args = list(call.args)
+    a, b = args[i], args[j]
+    args[i] = a.with_changes(value=b.value)
+    args[j] = b.with_changes(value=a.value)
+    return tree.replace(call, call.with_changes(args=args))
+
+
+def _stride_args_swap(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """Two adjacent stride arguments of a launch passed in the wrong order."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for call in _launches(tree.module):
+        args = call.args
+        for i in range(len(args) - 1):
+            a, b = args[i], args[i + 1]
+            if a.keyword is None and b.keyword is None and _stride_pair(a.value, b.value):
+                what = f"launch: swap {tree.code(a.value)} and {tree.code(b.value)}"
+                out.append(_rewrite("stride_args_swap", _swap(tree, call, i, i + 1), tree.line(a), what))
+    return out
+
+
+def _stride_index(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """`t.stride(0)` where `t.stride(1)` was meant, or the other way round."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for call in m.findall(tree.module, m.Call(func=m.Attribute(attr=m.Name("stride")))):
+        assert isinstance(call, cst.Call)
+        if len(call.args) != 1 or not isinstance(call.args[0].value, cst.Integer):
+            continue
+        index = call.args[0].value
+        swapped = {"0": "1", "1": "0", "-1": "-2", "-2": "-1"}.get(index.value)
+        if swapped is None:
+            continue
+        new = tree.replace(index, index.with_changes(value=swapped))
+        what = f"{tree.code(call)} -> stride({swapped})"
+        out.append(_rewrite("stride_index", new, tree.line(call), what))
+    return out
+
+
+def _program_id_names(fn: cst.FunctionDef) -> set[str]:
+    names = set()
+    for targets, value in _assignments(fn.body):
+        if _calls(value, "tl.program_id"):
+            names |= targets
+    return names
+
+
+def _row_times_stride(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """`row * n_cols` addresses a packed tensor: use the row stride the kernel receives."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for fn in _kernels(tree.module):
+        params = [p.name.value for p in _params(fn)]
+        strides = [p for p in params if "stride" in p.lower()]
+        plain = {
+            p for p in params if "stride" not in p.lower() and "ptr" not in p.lower()
+        } - _constexpr_params(fn)
+        rows = _program_id_names(fn) | {"row", "row_idx", "pid"}
+        if not strides:
+            continue
+        for op in m.findall(fn.body, m.BinaryOperation(operator=m.Multiply())):
+            assert isinstance(op, cst.BinaryOperation)
+            for row, size in ((op.left, op.right), (op.right, op.left)):
+                if (
+                    isinstance(row, cst.Name | cst.Call)
+                    and isinstance(size, cst.Name)
+                    and size.value in plain
+                ):
+                    if isinstance(row, cst.Name) and row.value not in rows:
+                        continue
+                    if isinstance(row, cst.Call) and _dotted(row.func) != "tl.program_id":
+                        continue
+                    for stride in strides:
+                        new = tree.replace(size, size.with_changes(value=stride))
+                        what = f"{fn.name.value}: {tree.code(op)} uses {stride}, not {size.value}"
+                        out.append(_rewrite("row_times_stride", new, tree.line(size), what))
+    return out
+
+
+# ---------------------------------------------------------------- K loop
+
+
+def _k_loop_advance(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """`a_ptrs += BLOCK_K` moves by elements of the pointer's first axis: scale by the K stride."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for fn in _kernels(tree.module):
+        strides = [p.name.value for p in _params(fn) if "stride" in p.name.value.lower()]
+        k_strides = [s for s in strides if s.lower().endswith("k")] or strides
+        constexpr = _constexpr_params(fn)
+        for loop in _for_loops(fn):
+            for node in m.findall(loop.body, m.AugAssign(operator=m.AddAssign())):
+                assert isinstance(node, cst.AugAssign)
+                step = node.value
+                if not (isinstance(step, cst.Name) and (step.value in constexpr or "BLOCK" in step.value)):
+                    continue
+                target = _render(node.target)
+                ranked = sorted(
+                    k_strides,
+                    key=lambda s, t=target: 0 if s.lower().replace("stride_", "")[:1] == t[:1] else 1,
+                )
+                for stride in ranked:
+                    new = tree.replace(step, _expr(f"{step.value} * {stride}"))
+                    what = f"{fn.name.value}: {target} advances by {step.value} * {stride}"
+                    out.append(_rewrite("k_loop_advance", new, tree.line(step), what))
+    return out
+
+
+def _k_loop_tail(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """K loops round up (`tl.cdiv`) and mask the last partial K block of both operands."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for fn in _kernels(tree.module):
+        values = _values_of(fn)
+        k_offsets = {n for n, vs in values.items() if len(vs) == 1 and _is_arange(vs[0])}
+        for loop in _for_loops(fn):
+            it = loop.iter
+            if not (
+                isinstance(it, cst.Call) and _dotted(it.func) in ("range", "tl.range", "tl.static_range")
+            ):
+                continue
+            bounds = [a.value for a in it.args if a.keyword is None]
+            stop = bounds[1] if len(bounds) >= 2 else bounds[0] if bounds else None
+            if isinstance(stop, cst.BinaryOperation) and isinstance(stop.operator, cst.FloorDivide):
+                call = _expr(f"tl.cdiv({_render(stop.left)}, {_render(stop.right)})")
+                new = tree.replace(stop, call)
+                out.append(
+                    _rewrite("k_loop_tail", new, tree.line(stop), f"K loop: {tree.code(stop)} -> cdiv")
+                )
+                k_total, block = _render(stop.left), _render(stop.right)
+            elif (
+                isinstance(stop, cst.Call)
+                and _dotted(stop.func) in ("tl.cdiv", "triton.cdiv")
+                and len(stop.args) == 2
+            ):
+                k_total, block = _render(stop.args[0].value), _render(stop.args[1].value)
+            elif len(bounds) == 3 and stop is not None:
+                k_total, block = _render(stop), ""
+            else:
+                continue
+            k = _render(loop.target)
+            left = f"{k_total} - {k} * {block}" if block else f"{k_total} - {k}"
+            for load in _calls(loop.body, "tl.load"):
+                if _arg(load, "mask", 1) is not None:
+                    continue
+                pointer = _arg(load, "pointer", 0)
+                if pointer is None:
+                    continue
+                subs = []
+                for name in _names(pointer.value):
+                    for v in values.get(name, []):
+                        subs += [
+                            s
+                            for s in m.findall(v, m.Subscript(value=m.Name()))
+                            if isinstance(s, cst.Subscript) and s.value.value in k_offsets  # type: ignore[union-attr]
+                        ]
+                if not subs:
+                    continue
+                mask = f"{_render(subs[0])} < {left}"
+                new = tree.replace(load, _with_kwarg(_with_kwarg(load, "mask", mask), "other", "0.0"))
+                what = f"{fn.name.value}: mask the K tail of the load ({mask})"
+                out.append(_rewrite("k_loop_tail", new, tree.line(load.args[-1], end=True), what))
+    return out
+
+
+# ---------------------------------------------------------------- program ids, reduction axis, broadcast
+
+
+def _program_id_swap(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """pid_m and pid_n read from each other's grid axis: swap axes 0 and 1 throughout the kernel."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for fn in _kernels(tree.module):
+        sites = []
+        for call in _calls(fn.body, "tl.program_id"):
+            axis = _arg(call, "axis", 0)
+            if axis is not None and isinstance(axis.value, cst.Integer) and axis.value.value in ("0", "1"):
+                sites.append(axis.value)
+        if {s.value for s in sites} != {"0", "1"}:
+            continue
+
+        class Swap(cst.CSTTransformer):
+            def __init__(self, sites: list[cst.Integer]) -> None:
+                super().__init__()
+                self.sites = sites
+
+            def leave_Integer(self, original: cst.Integer, updated: cst.Integer) -> cst.Integer:
+                if any(original is s for s in self.sites):
+                    return updated.with_changes(value="1" if original.value == "0" else "0")
+                return updated
+
+        new_fn = fn.visit(Swap(sites))
+        new = tree.replace(fn, new_fn)
+        line = min(tree.line(s) for s in sites)
+        out.append(_rewrite("program_id_swap", new, line, f"{fn.name.value}: swap program_id axes 0 and 1"))
+    return out
+
+
+_REDUCTIONS = ("tl.sum", "tl.max", "tl.min", "tl.argmax", "tl.argmin", "tl.cumsum", "tl.cumprod", "tl.reduce")
+
+
+def _reduction_axis(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for call in _calls(tree.module, *_REDUCTIONS):
+        axis = _arg(call, "axis", 1)
+        if axis is None or not isinstance(axis.value, cst.Integer) or axis.value.value not in ("0", "1"):
+            continue
+        other = "1" if axis.value.value == "0" else "0"
+        new = tree.replace(axis.value, axis.value.with_changes(value=other))
+        what = f"{_dotted(call.func)}: reduce over axis {other}, not {axis.value.value}"
+        out.append(_rewrite("reduction_axis", new, tree.line(axis.value), what))
+    return out
+
+
+def _bias_broadcast_axis(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """A per-column bias broadcast as `b[:, None]` (per row), or the other way round."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for fn in _kernels(tree.module):
+        values = _values_of(fn)
+        biases = {
+            n
+            for n, vs in values.items()
+            if "bias" in n.lower()
+            or any(
+                "bias" in p.lower() or p.lower() in ("b", "b_ptr")
+                for v in vs
+                for ld in _calls(v, "tl.load")
+                for p in _names(ld)
+            )
+        }
+        for sub in m.findall(fn.body, m.Subscript(value=m.Name())):
+            assert isinstance(sub, cst.Subscript) and isinstance(sub.value, cst.Name)
+            if sub.value.value not in biases or len(sub.slice) != 2:
+                continue
+            parts = [_render(s.slice).strip() for s in sub.slice]
+            if sorted(parts) != [":", "None"]:
+                continue
+            flipped = _expr(f"{sub.value.value}[{parts[1]}, {parts[0]}]")
+            what = f"{fn.name.value}: broadcast {sub.value.value} along the other axis"
+            out.append(_rewrite("bias_broadcast_axis", tree.replace(sub, flipped), tree.line(sub), what))
+    return out
+
+
+# ---------------------------------------------------------------- operator formulas
+
+_MODULES = {"tl", "triton", "math", "libdevice", "float", "torch", "self"}
+
+
+def _vars(expr: cst.CSTNode) -> set[str]:
+    return {n for n in _names(expr) if n not in _MODULES and not n.isupper()}
+
+
+def _calls_ending(root: cst.CSTNode, suffix: str) -> list[cst.Call]:
+    return [
+        c
+        for c in m.findall(root, m.Call())
+        if isinstance(c, cst.Call) and (_dotted(c.func) or "").split(".")[-1] == suffix
+    ]
+
+
+_GELU_TANH = "{x} * tl.sigmoid(1.5957691216057308 * ({x} + 0.044715 * {x} * {x} * {x}))"
+_GELU_ERF = "0.5 * {x} * (1.0 + tl.erf({x} * 0.7071067811865476))"
+
+
+def _gelu_form(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """GELU's exact erf form vs the tanh approximation (0.5x(1+tanh(z)) == x*sigmoid(2z))."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    want_tanh = want_erf = True
+    if context is not None and "gelu" in context.reference_source.lower():
+        tanh = bool(re.search(r"approximate\s*=\s*['\"]tanh['\"]", context.reference_source))
+        want_tanh, want_erf = tanh, not tanh
+    out: list[Rewrite] = []
+    for fn in _kernels(tree.module):
+        for _, value in _assignments(fn.body):
+            erf = _calls_ending(value, "erf")
+            is_tanh = bool(_calls_ending(value, "tanh")) or "0.044715" in _render(value)
+            template = _GELU_TANH if erf and want_tanh else _GELU_ERF if is_tanh and want_erf else None
+            if template is None:
+                continue
+            xs = _vars(erf[0].args[0].value if erf else value)
+            if len(xs) != 1:
+                continue
+            new = tree.replace(value, _expr(template.format(x=xs.pop())))
+            what = f"{fn.name.value}: GELU in its {'tanh' if erf else 'erf'} form, as the reference"
+            out.append(_rewrite("gelu_form", new, tree.line(value), what))
+    return out
+
+
+def _silu_beta(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """Swish is x * sigmoid(beta * x): beta goes inside the sigmoid."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    beta_value = None
+    if context is not None:
+        beta_value = next((v for k, v in context.init_params().items() if "beta" in k.lower()), None)
+    out: list[Rewrite] = []
+    for fn in _kernels(tree.module):
+        used = _names(fn.body)
+        betas = [
+            p.name.value for p in _params(fn) if "beta" in p.name.value.lower() and p.name.value not in used
+        ]
+        if not betas and isinstance(beta_value, int | float) and beta_value != 1:
+            betas = [repr(float(beta_value))]
+        for call in _calls_ending(fn.body, "sigmoid"):
+            if not call.args or "beta" in _render(call.args[0].value).lower():
+                continue
+            arg = call.args[0].value
+            for beta in betas:
+                new = tree.replace(arg, _expr(f"{beta} * {_render(_paren(arg))}"))
+                what = f"{fn.name.value}: sigmoid({beta} * ...), the Swish form"
+                out.append(_rewrite("silu_beta", new, tree.line(arg), what))
+    return out
+
+
+def _float_literals(root: cst.CSTNode) -> list[cst.Float | cst.Integer]:
+    return [n for n in m.findall(root, m.Float() | m.Integer()) if isinstance(n, cst.Float | cst.Integer)]
+
+
+def _literal_value(node: cst.Float | cst.Integer) -> float | None:
+    try:
+        return float(node.value.replace("_", ""))
+    except ValueError:
+        return None
+
+
+def _constructor_constant(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """A literal equal to a constructor default where the reference is built with another value."""
+    tree = _tree(source)
+    if tree is None or context is None:
+        return []
+    params = context.init_params()
+    defaults = RuleContext(context.reference_source, ()).init_params()
+    changed = {
+        name: (defaults[name], value)
+        for name, value in params.items()
+        if name in defaults
+        and isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and isinstance(defaults[name], int | float)
+        and value != defaults[name]
+    }
+    out: list[Rewrite] = []
+    for fn in _kernels(tree.module):
+        for lit in _float_literals(fn.body):
+            value = _literal_value(lit)
+            for name, (default, actual) in changed.items():
+                if value is not None and value == float(default) and value not in (0.0, 1.0):
+                    new = tree.replace(lit, _expr(repr(actual)))
+                    what = f"{fn.name.value}: {lit.value} is {name}'s default; the model uses {actual!r}"
+                    out.append(_rewrite("constructor_constant", new, tree.line(lit), what))
+    return out
+
+
+def _within_call(tree: _Tree, node: cst.CSTNode, name: str) -> bool:
+    parent = tree.parent(node)
+    while parent is not None:
+        if isinstance(parent, cst.Call) and _dotted(parent.func) == name:
+            return True
+        parent = tree.parent(parent)
+    return False
+
+
+def _softplus_threshold(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """softplus returns x above the threshold (20 by default) instead of log(1 + exp(x))."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    threshold = 20.0
+    if context is not None:
+        found = re.search(r"threshold\s*=\s*([0-9.]+)", context.reference_source)
+        value = context.init_params().get("threshold")
+        threshold = (
+            float(value) if isinstance(value, int | float) else float(found.group(1)) if found else 20.0
+        )
+    out: list[Rewrite] = []
+    for fn in _kernels(tree.module):
+        for log in _calls(fn.body, "tl.log", "tl.math.log", "tl.log1p", "tl.math.log1p"):
+            exps = _calls(log, *_EXP)
+            if not exps or not exps[0].args or _within_call(tree, log, "tl.where"):
+                continue
+            x = _render(exps[0].args[0].value)
+            wrapped = _expr(f"tl.where({x} > {threshold!r}, {x}, {tree.code(log)})")
+            what = f"{fn.name.value}: softplus returns {x} above {threshold}"
+            out.append(_rewrite("softplus_threshold", tree.replace(log, wrapped), tree.line(log), what))
+    return out
+
+
+def _scan_exclusive(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """Inclusive vs exclusive prefix sum: `cumsum(x)` <-> `cumsum(x) - x`."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for call in _calls(tree.module, "tl.cumsum"):
+        if not call.args:
+            continue
+        x = _render(call.args[0].value)
+        parent = tree.parent(call)
+        if (
+            isinstance(parent, cst.BinaryOperation)
+            and isinstance(parent.operator, cst.Subtract)
+            and parent.left is call
+            and _render(parent.right) == x
+        ):
+            new = tree.replace(parent, call.with_changes(lpar=[], rpar=[]))
+            out.append(_rewrite("scan_exclusive", new, tree.line(parent), f"inclusive scan: drop '- {x}'"))
+        else:
+            new = tree.replace(call, _expr(f"({tree.code(call)} - {x})"))
+            out.append(_rewrite("scan_exclusive", new, tree.line(call), f"exclusive scan: cumsum({x}) - {x}"))
+    return out
+
+
+# ---------------------------------------------------------------- wrapper (host side)
+
+_ALLOCATORS = ("torch.empty", "torch.zeros", "torch.ones", "torch.full", "torch.empty_strided")
+_LIKE = ("torch.empty_like", "torch.zeros_like", "torch.ones_like", "torch.full_like")
+
+
+def _tensor_params(fn: cst.FunctionDef) -> list[str]:
+    return [
+        p.name.value
+        for p in _params(fn)
+        if p.name.value != "self" and not (p.annotation and _dotted(p.annotation.annotation) in _SCALAR_TYPES)
+    ]
+
+
+def _without_arg(call: cst.Call, arg: cst.Arg) -> cst.Call:
+    args = [a for a in call.args if a is not arg]
+    if args and call.args[-1] is arg:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(args=args)
+
+
+def _output_dtype(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """The output is allocated in the input's dtype, not a hard-coded one."""
+    tree = _tree(source)
+    fn = _forward(tree.module) if tree is not None else None
+    if tree is None or fn is None:
+        return []
+    tensors = _tensor_params(fn)
+    if not tensors:
+        return []
+    x = tensors[0]
+    out: list[Rewrite] = []
+    for call in _calls(fn.body, *_ALLOCATORS, *_LIKE):
+        dtype = _arg(call, "dtype", 99)
+        like = _dotted(call.func) in _LIKE
+        if dtype is not None and (_dotted(dtype.value) or "").startswith("torch."):
+            if like:
+                new, what = tree.replace(call, _without_arg(call, dtype)), "drop the hard-coded dtype"
+            else:
+                new, what = tree.replace(dtype.value, _expr(f"{x}.dtype")), f"dtype={x}.dtype"
+        elif dtype is None and not like:
+            new, what = tree.replace(call, _with_kwarg(call, "dtype", f"{x}.dtype")), f"add dtype={x}.dtype"
+        else:
+            continue
+        out.append(_rewrite("output_dtype", new, tree.line(call), f"ModelNew.forward: {what}"))
+    return out
+
+
+def _conv_output_size(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """Output size of a conv/pool: (H + 2*p - d*(k-1) - 1) // s + 1, with the terms the code names."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for _, value in _assignments(tree.module):
+        if not (
+            isinstance(value, cst.BinaryOperation)
+            and isinstance(value.operator, cst.Add)
+            and _is_number(value.right, 1)
+            and isinstance(value.left, cst.BinaryOperation)
+            and isinstance(value.left.operator, cst.FloorDivide)
+        ):
+            continue
+        numerator, stride = value.left.left, value.left.right
+        leaves = [
+            n
+            for n in m.findall(numerator, m.Name() | m.Attribute() | m.Subscript())
+            if isinstance(n, cst.Name | cst.Attribute | cst.Subscript)
+        ]
+        roles: dict[str, str] = {}
+        for leaf in leaves:
+            code = _render(leaf).strip("() ")
+            last = re.split(r"[.\[]", code.lower().replace("self.", ""))[0 if "[" in code else -1]
+            role = (
+                "d"
+                if "dil" in last
+                else "p"
+                if "pad" in last or last == "p"
+                else "k"
+                if "kernel" in last or last in ("k", "kh", "kw", "ks", "k_h", "k_w")
+                else "h"
+            )
+            if role not in roles and code not in ("tl", "self"):
+                roles[role] = code
+        if "h" not in roles or "k" not in roles:
+            continue
+        h, k = roles["h"], roles["k"]
+        pad = f" + 2 * {roles['p']}" if "p" in roles else ""
+        dil = f"{roles['d']} * " if "d" in roles else ""
+        canonical = f"({h}{pad} - {dil}({k} - 1) - 1) // {_render(_paren(stride))} + 1"
+        if _render(value).replace(" ", "") == canonical.replace(" ", ""):
+            continue
+        new = tree.replace(value, _expr(canonical))
+        out.append(_rewrite("conv_output_size", new, tree.line(value), f"output size: {canonical}"))
+    return out
+
+
+def _count_forms(x: str) -> list[str]:
+    return [f"{x}.numel()", f"{x}.shape[0]", f"{x}.shape[-1]"]
+
+
+def _loss_mean_count(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """A mean divides by the count the reference averages over: all elements vs the batch vs a row."""
+    tree = _tree(source)
+    fn = _forward(tree.module) if tree is not None else None
+    if tree is None or fn is None:
+        return []
+    tensors = _tensor_params(fn)
+    forms = [f for x in tensors for f in _count_forms(x)]
+    out: list[Rewrite] = []
+    for div in m.findall(fn.body, m.BinaryOperation(operator=m.Divide())):
+        assert isinstance(div, cst.BinaryOperation)
+        current = _render(div.right).replace("size(0)", "shape[0]").replace(" ", "")
+        if current not in forms:
+            continue
+        for form in forms:
+            if form != current:
+                new = tree.replace(div.right, _expr(form))
+                out.append(_rewrite("loss_mean_count", new, tree.line(div.right), f"mean over {form}"))
+    return out
+
+
+# ---------------------------------------------------------------- pooling and losses
+
+
+def _is_count_name(name: str) -> bool:
+    low = name.lower()
+    return "count" in low or "cnt" in low or low in ("n_valid", "valid_count", "num_valid")
+
+
+def _count_include_pad(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """Average pooling divides by the window area (count_include_pad=True) or by the valid-element count."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    want_area = want_count = True
+    if context is not None and "count_include_pad" in context.reference_source:
+        exclude = re.search(r"count_include_pad\s*=\s*False", context.reference_source) is not None
+        exclude = exclude or context.init_params().get("count_include_pad") is False
+        want_area, want_count = not exclude, exclude
+    out: list[Rewrite] = []
+    for fn in _kernels(tree.module):
+        window = [
+            p.name.value
+            for p in _params(fn)
+            if "kernel" in p.name.value.lower() or p.name.value in ("K", "KH", "KW")
+        ]
+        counts = [n for n in _values_of(fn) if _is_count_name(n)]
+        area = (
+            f"{window[0]} * {window[1]}"
+            if len(window) >= 2
+            else f"{window[0]} * {window[0]}"
+            if window
+            else None
+        )
+        for div in m.findall(fn.body, m.BinaryOperation(operator=m.Divide())):
+            assert isinstance(div, cst.BinaryOperation)
+            divisor = _render(div.right).strip("() ")
+            if isinstance(div.right, cst.Name) and _is_count_name(div.right.value) and area and want_area:
+                new, what = tree.replace(div.right, _expr(f"({area})")), f"divide by the window area {area}"
+            elif area and divisor.replace(" ", "") == area.replace(" ", "") and counts and want_count:
+                new, what = (
+                    tree.replace(div.right, _expr(counts[0])),
+                    f"divide by the valid count {counts[0]}",
+                )
+            else:
+                continue
+            out.append(_rewrite("count_include_pad", new, tree.line(div.right), f"{fn.name.value}: {what}"))
+    return out
+
+
+def _ignore_value(fn: cst.FunctionDef, context: RuleContext | None) -> str | None:
+    used = _names(fn.body)
+    for p in _params(fn):
+        if "ignore" in p.name.value.lower() and p.name.value not in used:
+            return p.name.value
+    if context is not None and "ignore_index" in context.reference_source:
+        value = context.init_params().get("ignore_index")
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        found = re.search(r"ignore_index\s*=\s*(-?\d+)", context.reference_source)
+        return found.group(1) if found else "-100"
+    return None
+
+
+def _ignore_index(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """Targets equal to ignore_index contribute nothing: zero their loss before it is stored or summed."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for fn in _kernels(tree.module):
+        ignore = _ignore_value(fn, context)
+        if ignore is None or f"!= {ignore}" in tree.code(fn) or f"== {ignore}" in tree.code(fn):
+            continue
+        targets = [
+            t
+            for targets_, value in _assignments(fn.body)
+            for load in _calls(value, "tl.load")
+            if any(k in n.lower() for n in _names(load) for k in ("target", "label", "tgt"))
+            for t in sorted(targets_)
+        ]
+        if not targets:
+            continue
+        for call in _calls(fn.body, "tl.store", "tl.sum"):
+            value = _arg(call, "value", 1) if _dotted(call.func) == "tl.store" else _arg(call, "input", 0)
+            if value is None or targets[0] in _names(value.value) and _calls(value.value, "tl.load"):
+                continue
+            wrapped = _expr(f"tl.where({targets[0]} != {ignore}, {_render(value.value)}, 0.0)")
+            what = f"{fn.name.value}: ignore targets equal to {ignore}"
+            out.append(_rewrite("ignore_index", tree.replace(value.value, wrapped), tree.line(value), what))
+    return out
+
+
+def _affine_both(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    return _affine_weight_bias(source, context) + _affine_launch_args(source, context)
+
+
+def _affine_launch_args(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """The wrapper passes None where the kernel expects the module's weight or bias."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    kernels = {fn.name.value: [p.name.value for p in _params(fn)] for fn in _kernels(tree.module)}
+    attributes: dict[str, str] = {}
+    for cls in m.findall(tree.module, m.ClassDef(name=m.Name("ModelNew"))):
+        for target in m.findall(cls, m.Attribute(value=m.Name("self"))):
+            assert isinstance(target, cst.Attribute)
+            role = _role(target.attr.value)
+            if role is not None:
+                attributes.setdefault(role, f"self.{target.attr.value}")
+    out: list[Rewrite] = []
+    for call in _launches(tree.module):
+        assert isinstance(call.func, cst.Subscript)
+        params = kernels.get(_render(call.func.value), [])
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        for param, arg in zip(params, positional, strict=False):
+            role = _role(param)
+            if role in attributes and isinstance(arg.value, cst.Name) and arg.value.value == "None":
+                new = tree.replace(arg.value, _expr(attributes[role]))
+                what = f"launch: pass {attributes[role]} as {param}"
+                out.append(_rewrite("affine_weight_bias", new, tree.line(arg), what))
+    return out
+
+
 # ---------------------------------------------------------------- registry
 
 RULES: dict[str, Rule] = {
@@ -726,6 +1961,216 @@ RULES: dict[str, Rule] = {
             "strides_layout",
             ("noncontig", "transposed", "rows_permuted", "shifted", "periodic", "scattered"),
             _contiguous_inputs,
+        ),
+        Rule(
+            "load_mask",
+            "tl.load masked like the kernel's other accesses",
+            "tail_mask",
+            ("tail_block", "trailing", "garbage_region", "shape", "runtime_error", "crash"),
+            _load_mask,
+        ),
+        Rule(
+            "mask_precedence",
+            "parenthesise `a < M & b < N` into `(a < M) & (b < N)`",
+            "tail_mask",
+            ("tail_block", "trailing", "garbage_region", "shape", "rows", "columns"),
+            _mask_precedence,
+        ),
+        Rule(
+            "mask_offsets",
+            "bounds mask built from the right (local vs global) offsets",
+            "tail_mask",
+            ("tail_block", "rows", "leading", "zero_region", "untouched_region", "shape"),
+            _mask_offsets,
+        ),
+        Rule(
+            "neutral_other_exp",
+            "masked load feeding tl.exp pads with -inf",
+            "neutral_element",
+            ("rows", "everywhere", "constant_ratio", "shape", "tail_block"),
+            _neutral_other_exp,
+        ),
+        Rule(
+            "neutral_other_sum",
+            "masked load feeding a sum or dot pads with 0",
+            "neutral_element",
+            ("rows", "everywhere", "tail_block", "shape", "constant_offset"),
+            _neutral_other_sum,
+        ),
+        Rule(
+            "softmax_max_subtraction",
+            "subtract the row max before tl.exp (softmax, logsumexp)",
+            "numerical_stability",
+            ("x100", "heavy_tailed", "scattered", "rows", "nan", "inf"),
+            _softmax_max_subtraction,
+        ),
+        Rule(
+            "online_softmax_rescale",
+            "rescale the running sum/accumulator by exp(m_old - m_new)",
+            "numerical_stability",
+            ("everywhere", "rows", "shape", "grows_with_magnitude", "x100"),
+            _online_softmax_rescale,
+        ),
+        Rule(
+            "fp32_upcast_load",
+            "upcast loads to float32 before reducing",
+            "accumulation_precision",
+            ("grows_with_magnitude", "x100", "scattered", "everywhere"),
+            _fp32_upcast_load,
+        ),
+        Rule(
+            "dot_ieee",
+            'tl.dot with input_precision="ieee" (no TF32)',
+            "accumulation_precision",
+            ("grows_with_magnitude", "scattered", "everywhere"),
+            _dot_ieee,
+        ),
+        Rule(
+            "variance_bias",
+            "biased vs unbiased variance (/ N vs / (N - 1))",
+            "normalisation",
+            ("everywhere", "rows", "constant_ratio"),
+            _variance_bias,
+        ),
+        Rule(
+            "mask_centered",
+            "zero padded lanes of x - mean before the variance",
+            "normalisation",
+            ("everywhere", "rows", "shifted_mean", "shape", "tail_block"),
+            _mask_centered,
+        ),
+        Rule(
+            "affine_weight_bias",
+            "apply the affine weight/bias the kernel receives",
+            "normalisation",
+            ("everywhere", "rows", "columns", "constant_offset"),
+            _affine_both,
+        ),
+        Rule(
+            "stride_args_swap",
+            "launch passes a stride pair in the kernel's order",
+            "strides_layout",
+            ("noncontig", "transposed", "rows_permuted", "shifted", "periodic", "scattered"),
+            _stride_args_swap,
+        ),
+        Rule(
+            "stride_index",
+            "stride(0) vs stride(1)",
+            "strides_layout",
+            ("noncontig", "transposed", "rows_permuted", "shifted", "periodic", "scattered", "rows"),
+            _stride_index,
+        ),
+        Rule(
+            "row_times_stride",
+            "row offset uses the row stride, not the row length",
+            "strides_layout",
+            ("noncontig", "rows", "shifted", "rows_permuted", "periodic"),
+            _row_times_stride,
+        ),
+        Rule(
+            "k_loop_advance",
+            "K-loop pointers advance by BLOCK_K * stride_k",
+            "k_loop",
+            ("grows_with_magnitude", "everywhere", "scattered", "shape"),
+            _k_loop_advance,
+        ),
+        Rule(
+            "k_loop_tail",
+            "K loop rounds up and masks the last K block",
+            "k_loop",
+            ("shape", "everywhere", "scattered", "garbage_region"),
+            _k_loop_tail,
+        ),
+        Rule(
+            "program_id_swap",
+            "pid_m / pid_n read the right grid axes",
+            "grid_coverage",
+            ("transposed", "shape", "untouched_region", "zero_region", "columns", "rows"),
+            _program_id_swap,
+        ),
+        Rule(
+            "reduction_axis",
+            "reduce over the other axis",
+            "strides_layout",
+            ("transposed", "columns", "rows", "shape", "everywhere"),
+            _reduction_axis,
+        ),
+        Rule(
+            "bias_broadcast_axis",
+            "bias broadcast along the other axis",
+            "strides_layout",
+            ("columns", "rows", "periodic", "everywhere"),
+            _bias_broadcast_axis,
+        ),
+        Rule(
+            "gelu_form",
+            "GELU erf vs tanh approximation, as the reference",
+            "operator_misread",
+            ("everywhere", "scattered", "x100"),
+            _gelu_form,
+        ),
+        Rule(
+            "silu_beta",
+            "Swish: beta inside the sigmoid",
+            "operator_misread",
+            ("everywhere", "scattered"),
+            _silu_beta,
+        ),
+        Rule(
+            "constructor_constant",
+            "constant from the reference's constructor arguments, not the default",
+            "operator_misread",
+            ("everywhere", "scattered", "all_negative", "constant_ratio"),
+            _constructor_constant,
+        ),
+        Rule(
+            "softplus_threshold",
+            "softplus returns x above its threshold",
+            "numerical_stability",
+            ("x100", "heavy_tailed", "scattered", "inf", "nan"),
+            _softplus_threshold,
+        ),
+        Rule(
+            "scan_exclusive",
+            "inclusive vs exclusive prefix sum",
+            "operator_misread",
+            ("everywhere", "shifted", "constant_offset", "equals_input"),
+            _scan_exclusive,
+        ),
+        Rule(
+            "output_dtype",
+            "output allocated in the input's dtype",
+            "wrapper",
+            ("dtype_mismatch",),
+            _output_dtype,
+        ),
+        Rule(
+            "conv_output_size",
+            "conv/pool output size (H + 2p - d(k-1) - 1) // s + 1",
+            "operator_misread",
+            ("shape_mismatch", "shape"),
+            _conv_output_size,
+        ),
+        Rule(
+            "loss_mean_count",
+            "mean over the count the reference averages over",
+            "operator_misread",
+            ("constant_ratio", "everywhere"),
+            _loss_mean_count,
+        ),
+        Rule(
+            "count_include_pad",
+            "average pool divides by the window area or the valid count, as the reference",
+            "operator_misread",
+            ("tail_block", "rows", "columns", "leading", "trailing", "constant_ratio"),
+            _count_include_pad,
+        ),
+        Rule(
+            "ignore_index",
+            "targets equal to ignore_index add no loss",
+            "operator_misread",
+            ("scattered", "everywhere", "constant_offset"),
+            _ignore_index,
         ),
     )
 }

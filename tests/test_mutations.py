@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+import textwrap
+from difflib import SequenceMatcher
+
+import pytest
+from kernel_medic.tools.mutations import MUTATIONS, kernel_lines, mutate
+from kernel_medic.tools.rewrites import RuleContext
+
+HEADER = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+
+KERNEL = HEADER + textwrap.dedent("""
+    @triton.jit
+    def leaky(x_ptr, out_ptr, n, slope, stride_a, stride_b, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+        tl.store(out_ptr + offs, tl.where(x > 0, x, x * 0.01))
+
+
+    class ModelNew(torch.nn.Module):
+        def forward(self, x):
+            out = torch.empty_like(x)
+            leaky[(1,)](x, out, x.numel(), 0.2, x.stride(0), out.stride(0), BLOCK=128)
+            return out
+""").lstrip("\n")
+
+
+def changed(old: str, new: str) -> tuple[int, list[str]]:
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    hunks = [op for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    assert len(hunks) == 1 and hunks[0][0] == "replace" and hunks[0][2] - hunks[0][1] == 1, hunks
+    return hunks[0][1] + 1, b[hunks[0][3] : hunks[0][4]]
+
+
+EXPECTED = {
+    "mut_compare": "    mask = offs <= n\n",
+    "mut_bound_pm1": "    mask = offs < n - 1\n",
+    "mut_swap_args": "        leaky[(1,)](out, x, x.numel(), 0.2, x.stride(0), out.stride(0), BLOCK=128)\n",
+    "mut_literal": "    tl.store(out_ptr + offs, tl.where(x > 0, x, x * slope))\n",
+    "mut_program_id": "    offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)\n",
+    "mut_add_mask": "    tl.store(out_ptr + offs, tl.where(x > 0, x, x * 0.01), mask=mask)\n",
+    "mut_load_other": '    x = tl.load(x_ptr + offs, mask=mask, other=-float("inf"))\n',
+}
+
+
+@pytest.mark.parametrize("mutation", sorted(MUTATIONS))
+def test_each_mutation_changes_one_line(mutation: str) -> None:
+    rewrites = mutate(KERNEL, [mutation])
+    assert rewrites and all(r.rule == mutation for r in rewrites)
+    for rw in rewrites:
+        line, _ = changed(KERNEL, rw.source)
+        assert rw.line == line
+        compile(rw.source, "candidate.py", "exec")
+    assert EXPECTED[mutation] in [changed(KERNEL, r.source)[1][0] for r in rewrites]
+
+
+def test_swap_args_pairs_only_same_kind() -> None:
+    swapped = {r.description for r in mutate(KERNEL, ["mut_swap_args"])}
+    assert swapped == {
+        "launch: swap x and out (pointers) (line 17)",
+        "launch: swap x.stride(0) and out.stride(0) (strides) (line 17)",
+    }
+
+
+def test_literal_takes_constructor_values() -> None:
+    ctx = RuleContext("class Model:\n    def __init__(self, negative_slope=0.01):\n        pass\n", (0.3,))
+    options = [changed(KERNEL, r.source)[1][0] for r in mutate(KERNEL, ["mut_literal"], context=ctx)]
+    assert "    tl.store(out_ptr + offs, tl.where(x > 0, x, x * 0.3))\n" in options
+
+
+def test_mutations_stay_where_the_diagnosis_points() -> None:
+    only_line_8 = mutate(KERNEL, lines=[(8, 8)])
+    assert only_line_8 and {r.line for r in only_line_8} == {8}
+    assert mutate(KERNEL, kernels=["no_such_kernel"]) == []
+    (span,) = kernel_lines(KERNEL, ["leaky"])
+    assert all(span[0] <= r.line <= span[1] for r in mutate(KERNEL, kernels=["leaky"]))
+
+
+def test_nothing_to_mutate_outside_kernels() -> None:
+    source = "import torch\n\n\ndef f(x):\n    return x < 1\n"
+    assert mutate(source) == []
+    with pytest.raises(ValueError, match="nope"):
+        mutate(KERNEL, ["nope"])

@@ -1,0 +1,149 @@
+"""The offline search end to end, on the real sandbox: partial progress, budgets, and nothing to try."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernel_medic.graph.api import RepairResult, repair
+from kernel_medic.graph.config import RepairConfig
+from kernel_medic.tools.patchers import OfflinePatcher, PatchRequest
+from kernel_medic.tools.problem import load_problem
+from kernel_medic.tools.search import best_first
+from kernel_medic.tools.trace import source_hash
+from problems import scale_candidate, write_problem
+
+# Two independent bugs: a grid by floor division leaves the tail unwritten, and `<=` writes one past the end.
+TWO_BUGS = scale_candidate(("mask = offs < n\n", "mask = offs <= n\n"), ("triton.cdiv(n, 256)", "n // 256"))
+
+POW2_REFERENCE = """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def get_inputs():
+    return [torch.randn(8, 16)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+# Wrong constant, and nothing a rule or a mutation could touch: no mask, no comparison, no float literal.
+UNTOUCHABLE = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale(x, out, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out + offs, tl.load(x + offs) * 3)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        scale[(1,)](x, out, BLOCK=128)
+        return out
+"""
+
+
+def run(folder: Path, tmp_path: Path, **overrides: object) -> RepairResult:
+    config = RepairConfig(strategy="offline", workers=2, **overrides)  # type: ignore[arg-type]
+    return repair(folder, None, config, trace=tmp_path / "trace.jsonl", checkpoint_db=tmp_path / "cp.sqlite")
+
+
+def two_bug_problem(tmp_path: Path) -> Path:
+    return write_problem(tmp_path / "p", TWO_BUGS)
+
+
+def test_two_bugs_are_fixed_by_two_successive_patches(tmp_path: Path) -> None:
+    result = run(two_bug_problem(tmp_path), tmp_path)
+    summary = [(a["rule"], a["verdict"], a["score"], a["improved"]) for a in result.attempts]
+    assert result.status == "repaired" and result.score == 1.0, summary
+    rules = [a["rule"] for a in result.attempts]
+    # The screen picks the fix the light case rewards first; the second applies on top of it.
+    assert rules == ["grid_cdiv", "mask_le_to_lt"] and result.attempts[0]["improved"]
+    repaired = result.repaired_source or ""
+    assert "triton.cdiv(n // 256" not in repaired and "triton.cdiv(n, 256)" in repaired
+    assert "mask = offs < n\n" in repaired
+
+
+def test_budget_exhaustion_keeps_the_best_attempt(tmp_path: Path) -> None:
+    result = run(two_bug_problem(tmp_path), tmp_path, max_iterations=1)
+    assert (result.status, result.stop_reason, result.iterations) == ("unrepaired", "max_iterations", 1)
+    assert result.attempts[0]["improved"]
+    assert result.best_source != TWO_BUGS and result.score > 0  # partial progress is the best attempt
+
+
+def test_nothing_applicable_ends_cleanly_unrepaired(tmp_path: Path) -> None:
+    folder = write_problem(tmp_path / "p", UNTOUCHABLE, reference=POW2_REFERENCE)
+    result = run(folder, tmp_path)
+    assert (result.status, result.stop_reason) == ("unrepaired", "no_applicable_patch")
+    assert result.best_source == UNTOUCHABLE and result.attempts == []
+
+
+def test_best_first_search_outside_the_graph(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    problem = load_problem(two_bug_problem(tmp_path))
+
+    def evaluate(source: str, tier: str) -> dict:
+        return evaluator.evaluate(problem.with_candidate(source), tier=tier).to_dict()
+
+    result = best_first(TWO_BUGS, evaluate, workers=2, max_evaluations=120, namespace=str(tmp_path))
+    assert result.repaired and [rw.rule for rw in result.path] == ["grid_cdiv", "mask_le_to_lt"]
+    assert result.evaluations <= 120
+
+
+def request_for(source: str, **overrides: object) -> PatchRequest:
+    fields: dict = dict(
+        problem_name="p",
+        reference_source="",
+        source=source,
+        report={},
+        hypotheses=[],
+        patterns=[],
+        rule_ids=[],
+        instrumentation=[],
+        failed_attempts=[],
+        feedback="",
+        seen_hashes=set(),
+        patch_counts={},
+        patch_cap=6,
+    )
+    fields.update(overrides)
+    return PatchRequest(**fields)
+
+
+def test_offline_patcher_without_an_evaluator_follows_rule_order_and_skips_tried_sources() -> None:
+    patcher = OfflinePatcher()
+    first = patcher.propose(request_for(TWO_BUGS)).proposal
+    assert first is not None and first.rule == "mask_le_to_lt"  # registry order: the first rule that applies
+    second = patcher.propose(request_for(TWO_BUGS, seen_hashes={source_hash(first.source)})).proposal
+    assert second is not None and second.source != first.source
+    capped = patcher.propose(request_for(TWO_BUGS, patch_counts={"tail_mask": 6})).proposal
+    assert capped is not None and capped.hypothesis != "tail_mask"
+    ordered = patcher.propose(request_for(TWO_BUGS, rule_ids=["grid_cdiv"])).proposal
+    assert ordered is not None and ordered.rule == "grid_cdiv"  # retrieval's order comes first
+
+
+def test_offline_patcher_screens_candidates_and_proposes_the_most_promising(
+    tmp_path: Path, evaluator
+) -> None:  # type: ignore[no-untyped-def]
+    problem = load_problem(two_bug_problem(tmp_path))
+
+    def evaluate(source: str, tier: str) -> dict:
+        return evaluator.evaluate(problem.with_candidate(source), tier=tier).to_dict()
+
+    report = evaluate(TWO_BUGS, "full")
+    patcher = OfflinePatcher(evaluate, workers=2, namespace=str(tmp_path))
+    outcome = patcher.propose(request_for(TWO_BUGS, report=report))
+    # mask_le_to_lt comes first in rule order, but only the grid fix raises the light score.
+    assert outcome.proposal is not None and outcome.proposal.rule == "grid_cdiv"
