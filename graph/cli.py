@@ -458,7 +458,7 @@ def _bench(args: argparse.Namespace) -> int:
             wall_s=result.wall_s,
             diff_lines=result.diff_lines if result.status == "repaired" else 0,
             integrity_rejections=integrity_rejections(result.trace_path),
-            looked_at=getattr(case, "looked_at", False),
+            looked_at=case.looked_at,
             error=result.error,
         )
 

@@ -30,6 +30,8 @@ CATEGORIES: tuple[str, ...] = (
 CASE_FILES: tuple[str, ...] = ("reference.py", "candidate.py", "fixed.py", "meta.toml")
 META_FILE = "meta.toml"
 _META_KEYS = {"category", "bug_classes", "exposed_by", "lines_changed", "description", "two_bug"}
+# Optional: true when the case was read while writing repair rules, so its repair rate is reported apart.
+_OPTIONAL_KEYS = {"looked_at_for_rules"}
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,7 @@ class CorpusCase:
     lines_changed: int
     description: str
     two_bug: bool
+    looked_at: bool = False
 
 
 def _string_list(folder: Path, meta: dict[str, Any], key: str) -> tuple[str, ...]:
@@ -65,7 +68,7 @@ def load_case(folder: Path) -> CorpusCase:
     absent = sorted(_META_KEYS - set(meta))
     if absent:
         raise ValueError(f"{folder}: meta.toml: missing key(s) {', '.join(absent)}")
-    unknown = sorted(set(meta) - _META_KEYS)
+    unknown = sorted(set(meta) - _META_KEYS - _OPTIONAL_KEYS)
     if unknown:
         raise ValueError(f"{folder}: meta.toml: unknown key(s) {', '.join(unknown)}")
     category = meta["category"]
@@ -79,8 +82,9 @@ def load_case(folder: Path) -> CorpusCase:
     description = meta["description"]
     if not isinstance(description, str) or not description.strip() or "\n" in description:
         raise ValueError(f"{folder}: meta.toml: description must be one non-empty line")
-    if not isinstance(meta["two_bug"], bool):
-        raise ValueError(f"{folder}: meta.toml: two_bug must be true or false")
+    for flag in ("two_bug", "looked_at_for_rules"):
+        if not isinstance(meta.get(flag, False), bool):
+            raise ValueError(f"{folder}: meta.toml: {flag} must be true or false")
     return CorpusCase(
         name=folder.name,
         path=folder,
@@ -90,6 +94,7 @@ def load_case(folder: Path) -> CorpusCase:
         lines_changed=lines,
         description=description.strip(),
         two_bug=meta["two_bug"],
+        looked_at=meta.get("looked_at_for_rules", False),
     )
 
 
