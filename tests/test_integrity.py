@@ -290,3 +290,16 @@ def test_cli_audit_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFix
     assert code == 0 and (data["verdict"], data["findings"], data["checks"]) == ("clean", [], ["static"])
     code, _ = run_cli([str(tmp_path / "missing")], capsys)
     assert code == 2
+
+
+def test_parameters_initialised_in_init_are_not_computation() -> None:
+    # Found by the corpus bench: an RMSNorm repair was refused for `nn.Parameter(torch.ones(dim))`.
+    source = (Path(__file__).parent / "cheats" / "honest_scale_basic.py").read_text()
+    source = source.replace(
+        "super().__init__()",
+        "super().__init__()\n        self.weight = nn.Parameter(torch.ones(16))\n"
+        "        self.bias = torch.nn.Parameter(torch.zeros(16), requires_grad=False)",
+        1,
+    )
+    assert "nn.Parameter(torch.ones(16))" in source
+    assert static_findings(source) == []

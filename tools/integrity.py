@@ -633,6 +633,8 @@ class _FunctionScan:
             if leaf not in WEIGHT_HOLDERS or self.phase == "forward":
                 self.add("delegates_to_nn_module", node, text)
             return
+        if q.startswith("torch.nn.") and leaf in NN_CONTAINERS:
+            return  # nn.Parameter(torch.ones(d)) and friends hold weights; their arguments are checked apart
         if q.startswith("torch.nn.init.") and self.phase == "init":
             return
         if self.s.is_compute_path(q):
