@@ -151,6 +151,42 @@ def test_noncontiguous_arange_blames_the_layout(evaluator: Any, tmp_path: Path) 
     assert found["arange_noncontiguous"]["supports"] == ["strides_layout"]
 
 
+ROW_MEAN_LOOP = (
+    HEADER
+    + """@triton.jit
+def kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    acc = ACC_INIT
+    for start in range(0, n, BLOCK):
+        x = tl.load(x_ptr + row * n + start + cols, mask=start + cols < n, other=0.0)
+        acc += x
+    tl.store(out_ptr + row, tl.sum(acc, axis=0) / n)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        rows, n = x.shape
+        out = torch.empty((rows,), dtype=x.dtype, device=x.device)
+        kernel[(rows,)](x, out, n, BLOCK=16)
+        return out
+"""
+)
+
+
+def test_fp16_inputs_reveal_an_accumulator_in_the_input_precision(evaluator: Any, tmp_path: Path) -> None:
+    # Means of values around 50 over 2048 columns: right in fp32, but an accumulator that follows the input
+    # dtype overflows fp16 (65504) on the way, while PyTorch's own fp16 mean accumulates in fp32.
+    ref = reference("x.mean(dim=-1)", 4, 2048).replace("torch.randn(rows, n)", "torch.randn(rows, n) + 50")
+    half_acc = ROW_MEAN_LOOP.replace("ACC_INIT", "tl.zeros((BLOCK,), dtype=x_ptr.dtype.element_ty)")
+    fp32_acc = ROW_MEAN_LOOP.replace("ACC_INIT", "tl.zeros((BLOCK,), dtype=tl.float32)")
+    bad = probe(evaluator, tmp_path / "bad", half_acc, ref, "precision")["precision"]
+    good = probe(evaluator, tmp_path / "good", fp32_acc, ref, "precision")["precision"]
+    assert bad["result"]["fp32_passes"] and "accumulation_precision" in bad["supports"]
+    assert "accumulation_precision" in good["refutes"]
+
+
 def test_instrument_node_adds_probe_and_capture_findings(tmp_path: Path) -> None:
     from kernel_medic.nodes.instrument import instrument
 
