@@ -82,3 +82,9 @@ def test_nothing_to_mutate_outside_kernels() -> None:
     assert mutate(source) == []
     with pytest.raises(ValueError, match="nope"):
         mutate(KERNEL, ["nope"])
+
+
+def test_each_mutation_kind_is_its_own_hypothesis_so_patch_caps_apply_per_kind() -> None:
+    classes = [rule.bug_class for rule in MUTATIONS.values()]
+    assert len(set(classes)) == len(classes)
+    assert all(c.startswith("mutation:") for c in classes)

@@ -800,3 +800,79 @@ def test_affine_weight_the_wrapper_forgot_to_pass() -> None:
     (rw,) = propose(source, ["affine_weight_bias"])
     _, _, added = only_change(source, rw.source)
     assert added == ["        norm[(1,)](x, self.weight, out, x.shape[-1], BLOCK=128)\n"]
+
+
+def test_k_loop_tail_extends_an_existing_row_mask_and_masks_both_operands() -> None:
+    source = kernel("""
+        @triton.jit
+        def mm(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, BM: tl.constexpr, BN: tl.constexpr,
+               BK: tl.constexpr):
+            rm = tl.program_id(0) * BM + tl.arange(0, BM)
+            rn = tl.program_id(1) * BN + tl.arange(0, BN)
+            rk = tl.arange(0, BK)
+            acc = tl.zeros((BM, BN), dtype=tl.float32)
+            for k in range(0, K, BK):
+                a = tl.load(a_ptr + rm[:, None] * sam + (k + rk)[None, :] * sak, mask=rm[:, None] < M)
+                b = tl.load(b_ptr + (k + rk)[:, None] * sbk + rn[None, :] * sbn, mask=rn[None, :] < N)
+                acc += tl.dot(a, b)
+            tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+    """)
+    rewrites = propose(source, ["k_loop_tail"])
+    both = [rw for rw in rewrites if "all 2 loads" in rw.description]
+    assert len(rewrites) == 3 and len(both) == 1
+    assert "mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)" in both[0].source
+    assert "mask=(rn[None, :] < N) & ((k + rk)[:, None] < K), other=0.0)" in both[0].source
+    already = both[0].source
+    assert propose(already, ["k_loop_tail"]) == []  # K already masked: nothing to add
+
+
+def test_k_loop_tail_rounds_a_floor_trip_count_up_together_with_the_masks() -> None:
+    source = kernel("""
+        @triton.jit
+        def mm(a_ptr, b_ptr, c_ptr, K, sak, sbk, BK: tl.constexpr):
+            rk = tl.arange(0, BK)
+            acc = tl.zeros((1, 1), dtype=tl.float32)
+            for k in range(0, K // BK):
+                a = tl.load(a_ptr + (k * BK + rk)[None, :] * sak)
+                b = tl.load(b_ptr + (k * BK + rk)[:, None] * sbk)
+                acc += tl.dot(a, b)
+            tl.store(c_ptr, acc)
+    """)
+    (joint,) = [rw for rw in propose(source, ["k_loop_tail"]) if "rounds up" in rw.description]
+    assert "for k in range(0, tl.cdiv(K, BK)):" in joint.source
+    assert joint.source.count("< K, other=0.0)") == 2
+
+
+def test_k_loop_tail_follows_a_trip_count_assigned_to_a_name() -> None:
+    source = kernel("""
+        @triton.jit
+        def mm(a_ptr, c_ptr, K, BK: tl.constexpr):
+            rk = tl.arange(0, BK)
+            n_tiles = K // BK
+            acc = tl.zeros((BK,), dtype=tl.float32)
+            for t in range(n_tiles):
+                acc += tl.load(a_ptr + t * BK + rk)
+            tl.store(c_ptr + rk, acc)
+    """)
+    rewrites = propose(source, ["k_loop_tail"])
+    assert any("n_tiles = tl.cdiv(K, BK)\n" in rw.source for rw in rewrites)
+    (joint,) = [rw for rw in rewrites if "rounds up" in rw.description]
+    assert "n_tiles = tl.cdiv(K, BK)\n" in joint.source and "mask=rk < K - t * BK, other=0.0)" in joint.source
+
+
+def test_store_mask_takes_the_load_mask_of_a_2d_tile() -> None:
+    source = kernel("""
+        @triton.jit
+        def add2d(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+            rows = tl.program_id(0) * BM + tl.arange(0, BM)
+            cols = tl.arange(0, BN)
+            at = rows[:, None] * N + cols[None, :]
+            x = tl.load(x_ptr + at, mask=(rows[:, None] < M) & (cols[None, :] < N))
+            tl.store(out_ptr + at, x + 1.0, mask=rows[:, None] < M)
+    """)
+    (rw,) = propose(source, ["store_mask"])
+    _, _, added = only_change(source, rw.source)
+    assert added == ["    tl.store(out_ptr + at, x + 1.0, mask=(rows[:, None] < M) & (cols[None, :] < N))\n"]
+    unmasked = source.replace(", mask=rows[:, None] < M)", ")")
+    (rw,) = propose(unmasked, ["store_mask"])
+    assert "x + 1.0, mask=(rows[:, None] < M) & (cols[None, :] < N))" in rw.source

@@ -201,7 +201,8 @@ def _mut_load_other(source: str, context: RuleContext | None = None) -> list[Rew
 
 
 def _rule(rule_id: str, title: str, apply: object) -> Rule:
-    return Rule(rule_id, title, "mutation", (), apply)  # type: ignore[arg-type]
+    # One hypothesis per mutation kind, so one kind's patch cap does not shut out the others.
+    return Rule(rule_id, title, f"mutation:{rule_id.removeprefix('mut_')}", (), apply)  # type: ignore[arg-type]
 
 
 MUTATIONS: dict[str, Rule] = {

@@ -15,13 +15,23 @@ from kernel_medic.tools.edits import EditError, apply_search_replace, parse_sear
 from kernel_medic.tools.llm import LLMError, LLMReply, render_prompt
 from kernel_medic.tools.mutations import MUTATIONS
 from kernel_medic.tools.rewrites import RULES, Rewrite, RuleContext
-from kernel_medic.tools.search import EvaluateFn, Screened, candidates, light_score, screen
+from kernel_medic.tools.search import (
+    EvaluateFn,
+    Screened,
+    candidates,
+    known_full,
+    light_score,
+    screen,
+    verify_full,
+)
 from kernel_medic.tools.trace import source_hash
 
 SCREEN_BATCH = 8
 """Candidate edits screened at once on the light tier (a RepairConfig field would be the place for it)."""
-SCREEN_LIMIT = 32
-"""Most candidate edits screened for one proposal."""
+SCREEN_LIMIT = 48
+"""Most candidate edits screened for one proposal (cached: a later proposal on the same base is cheap)."""
+FULL_CHECKS = 6
+"""Most screened edits run on the full tier for one proposal before the most promising is proposed."""
 
 
 @dataclass
@@ -73,9 +83,10 @@ class Patcher(Protocol):
 class OfflinePatcher:
     """Rewrite rules in the order retrieval ranked them, then mutations where the diagnosis points.
 
-    Without an evaluator it proposes the first untried rewrite of an open hypothesis. With one, it screens a
-    batch of untried rewrites on the light tier in parallel and proposes the most promising (highest light
-    score, then the smallest edit); the graph loop applies the next patch to the best version so far.
+    Without an evaluator it proposes the first untried rewrite of an open hypothesis. With one, it screens the
+    untried rewrites on the light tier in parallel, runs the most promising that do not lose on the light
+    case through the full tier (a few per call, cached) and proposes the first that beats the base there;
+    failing that, the next unchecked one. The graph loop applies the patch to the best version so far.
     """
 
     def __init__(
@@ -86,6 +97,7 @@ class OfflinePatcher:
         batch: int = SCREEN_BATCH,
         max_screened: int = SCREEN_LIMIT,
         namespace: str = "",
+        full_checks: int = FULL_CHECKS,
     ) -> None:
         self.evaluate = evaluate
         self.workers = workers
@@ -93,6 +105,7 @@ class OfflinePatcher:
         self.batch = batch
         self.max_screened = max_screened
         self.namespace = namespace
+        self.full_checks = full_checks
 
     def propose(self, request: PatchRequest) -> PatchOutcome:
         untried = self._untried(request)
@@ -100,17 +113,32 @@ class OfflinePatcher:
             return PatchOutcome(None, exhausted=True, error="no untried rewrite rule applies")
         if self.evaluate is None:
             return PatchOutcome(_proposal(untried[0]))
-        base = light_score(request.report)
-        best: Screened | None = None
-        for start in range(0, min(len(untried), self.max_screened), self.batch):
-            batch = untried[start : min(start + self.batch, self.max_screened)]
-            top = screen(request.source, batch, self.evaluate, self.workers, self.namespace)[0]
-            if best is None or _promise(top) < _promise(best):
-                best = top
-            if best.passed or best.light > base:
-                break
-        assert best is not None
-        return PatchOutcome(_proposal(best.rewrite))
+        base_light = light_score(request.report)
+        base_full = float(request.report.get("score", -1.0)) if request.report else -1.0
+        # Edits already run on the full tier without beating this base are settled: screen the others.
+        fresh = [rw for rw in untried if not _settled(rw, base_full, self.namespace)] or untried
+        screened: list[Screened] = []
+        for start in range(0, min(len(fresh), self.max_screened), self.batch):
+            batch = fresh[start : min(start + self.batch, self.max_screened)]
+            screened += screen(request.source, batch, self.evaluate, self.workers, self.namespace)
+        screened.sort(key=_promise)
+        # The light case cannot tell edits apart when it already passes (or ties): the full tier decides.
+        viable = [s for s in screened if s.light >= base_light and s.light >= 0]
+        checks = viable[: self.full_checks]
+        step = max(1, self.workers)
+        for start in range(0, len(checks), step):
+            # One round per pool width; the first round with a gain ends the search (the loop keeps it).
+            chunk = checks[start : start + step]
+            results = verify_full([s.rewrite for s in chunk], self.evaluate, self.workers, self.namespace)
+            ranked = sorted(
+                zip(chunk, results, strict=True),
+                key=lambda item: (item[1][1] != "pass", -item[1][2], item[0].size),
+            )
+            if ranked[0][1][1] == "pass" or ranked[0][1][2] > base_full:
+                return PatchOutcome(_proposal(ranked[0][0].rewrite))
+        # Nothing checked beats the base: propose the next unchecked edit, so the verify node tries one more.
+        rest = viable[len(checks) :] or screened
+        return PatchOutcome(_proposal(rest[0].rewrite))
 
     def _untried(self, request: PatchRequest) -> list[Rewrite]:
         location = request.hypotheses[0] if request.hypotheses else {}
@@ -130,6 +158,11 @@ class OfflinePatcher:
             if request.patch_counts.get(_hypothesis(rw), 0) < request.patch_cap
             and source_hash(rw.source) not in request.seen_hashes
         ]
+
+
+def _settled(rewrite: Rewrite, base_full: float, namespace: str) -> bool:
+    known = known_full(rewrite.source, namespace)
+    return known is not None and known[0] != "pass" and known[1] <= base_full
 
 
 def _promise(screened: Screened) -> tuple[bool, float, int]:

@@ -403,21 +403,34 @@ def _store_mask(source: str, context: RuleContext | None = None) -> list[Rewrite
         masks: list[str] = []
         for load in _calls(fn.body, "tl.load"):
             mask = _arg(load, "mask", 1)
-            if mask is not None and isinstance(mask.value, cst.Name) and mask.value.value not in masks:
-                masks.append(mask.value.value)
+            if mask is not None and _render(mask.value) not in masks:
+                masks.append(_render(mask.value))
         for store in _calls(fn.body, "tl.store"):
             pointer = _arg(store, "pointer", 0)
-            if pointer is None or _arg(store, "mask", 2) is not None:
+            if pointer is None:
                 continue
             # Offer a mask only where the store's addresses share an offset with it: a scalar store of a
             # reduction result (`out_ptr + pid`) must not take the vector mask.
             addressed = set().union(*(_reachable(n, sources) for n in _names(pointer.value)))
-            for mask_name in masks:
-                if mask_name in sources and not sources[mask_name] & addressed:
+            current = _arg(store, "mask", 2)
+            for mask in masks:
+                names = _names(_expr(mask))
+                reads = set().union(*(sources.get(n, {n}) for n in names))
+                if not reads & addressed:
                     continue
-                new = tree.replace(store, _with_kwarg(store, "mask", mask_name))
                 line = tree.line(store.args[-1], end=True)
-                desc = f"{fn.name.value}: tl.store gets mask={mask_name}, the mask its loads use"
+                if current is None:
+                    new = tree.replace(store, _with_kwarg(store, "mask", mask))
+                    desc = f"{fn.name.value}: tl.store gets mask={mask}, the mask its loads use"
+                elif not names <= _names(current.value) and isinstance(current.value, cst.Comparison):
+                    # The store bounds one axis of a 2-D tile, its loads bound both: store under both.
+                    old = _render(current.value)
+                    # A load mask that already bounds the store's axis replaces it; otherwise both apply.
+                    both = _expr(mask if _names(current.value) <= names else f"({old}) & ({mask})")
+                    new = tree.replace(current.value, both)
+                    desc = f"{fn.name.value}: tl.store mask also takes its loads' {mask}"
+                else:
+                    continue
                 out.append(_rewrite("store_mask", new, line, desc))
     return out
 
@@ -1356,6 +1369,9 @@ def _k_loop_tail(source: str, context: RuleContext | None = None) -> list[Rewrit
                 continue
             bounds = [a.value for a in it.args if a.keyword is None]
             stop = bounds[1] if len(bounds) >= 2 else bounds[0] if bounds else None
+            if isinstance(stop, cst.Name) and len(values.get(stop.value, [])) == 1:
+                # `n_tiles = K // BLOCK_K; for k in range(n_tiles)`: the trip count is the assigned value.
+                stop = values[stop.value][0]
             if isinstance(stop, cst.BinaryOperation) and isinstance(stop.operator, cst.FloorDivide):
                 call = _expr(f"tl.cdiv({_render(stop.left)}, {_render(stop.right)})")
                 new = tree.replace(stop, call)
@@ -1375,27 +1391,91 @@ def _k_loop_tail(source: str, context: RuleContext | None = None) -> list[Rewrit
                 continue
             k = _render(loop.target)
             left = f"{k_total} - {k} * {block}" if block else f"{k_total} - {k}"
+            # K offsets built inside the loop from the loop variable are absolute: compare them with K itself.
+            absolute = {
+                n
+                for n, vs in values.items()
+                if len(vs) == 1
+                and not _is_arange(vs[0])
+                and _calls(vs[0], "tl.arange")
+                and k in _names(vs[0])
+            }
+            masked: dict[cst.CSTNode, cst.CSTNode] = {}
             for load in _calls(loop.body, "tl.load"):
-                if _arg(load, "mask", 1) is not None:
-                    continue
                 pointer = _arg(load, "pointer", 0)
                 if pointer is None:
                     continue
-                subs = []
+                subs: list[tuple[cst.BaseExpression, bool]] = []
                 for name in _names(pointer.value):
-                    for v in values.get(name, []):
-                        subs += [
-                            s
-                            for s in m.findall(v, m.Subscript(value=m.Name()))
-                            if isinstance(s, cst.Subscript) and s.value.value in k_offsets  # type: ignore[union-attr]
+                    for v in [pointer.value, *values.get(name, [])]:
+                        for sub in m.findall(v, m.Subscript()):
+                            assert isinstance(sub, cst.Subscript)
+                            inner = _names(sub.value)
+                            if inner & (k_offsets | absolute):
+                                # `(k + offs_k)[None, :]` is absolute too: it already adds the loop variable.
+                                subs.append((sub, bool(inner & absolute) or k in inner))
+                if not subs:
+                    # A 1-D tile uses the offsets name itself, without a broadcast subscript.
+                    flat = [
+                        n
+                        for v in [
+                            pointer.value,
+                            *(
+                                values.get(x, [])[0]
+                                for x in _names(pointer.value)
+                                if len(values.get(x, [])) == 1
+                            ),
                         ]
+                        for n in sorted(_names(v) & (k_offsets | absolute))
+                    ]
+                    subs = [(cst.Name(flat[0]), flat[0] in absolute)] if flat else []
                 if not subs:
                     continue
-                mask = f"{_render(subs[0])} < {left}"
-                new = tree.replace(load, _with_kwarg(_with_kwarg(load, "mask", mask), "other", "0.0"))
-                what = f"{fn.name.value}: mask the K tail of the load ({mask})"
+                sub, is_absolute = subs[0]
+                tail = f"{_render(sub)} < {k_total if is_absolute else left}"
+                old_mask = _arg(load, "mask", 1)
+                if old_mask is None:
+                    new_load = _with_kwarg(_with_kwarg(load, "mask", tail), "other", "0.0")
+                elif _names(old_mask.value) & (k_offsets | absolute):
+                    continue  # already masks the K axis
+                else:
+                    both = cst.parse_expression(f"({_render(old_mask.value)}) & ({tail})")
+                    new_load = load.with_changes(
+                        args=[a.with_changes(value=both) if a is old_mask else a for a in load.args]
+                    )
+                    if _arg(load, "other", 2) is None:
+                        new_load = _with_kwarg(new_load, "other", "0.0")
+                masked[load] = new_load
+                new = tree.replace(load, new_load)
+                what = f"{fn.name.value}: mask the K tail of the load ({tail})"
                 out.append(_rewrite("k_loop_tail", new, tree.line(load.args[-1], end=True), what))
+            if len(masked) > 1:
+                # Both operands of a dot need the tail mask: one masked operand still multiplies garbage.
+                first = next(iter(masked))
+                new = _replace_many(tree.module, masked)
+                what = f"{fn.name.value}: mask the K tail of all {len(masked)} loads in the loop"
+                out.append(_rewrite("k_loop_tail", new, tree.line(first), what))
+            floor = isinstance(stop, cst.BinaryOperation) and isinstance(stop.operator, cst.FloorDivide)
+            if masked and floor and stop is not None:
+                # Rounding the trip count up only helps once the extra block's loads are masked: do both.
+                rounded = {stop: _expr(f"tl.cdiv({k_total}, {block})"), **masked}
+                new = _replace_many(tree.module, rounded)
+                what = f"{fn.name.value}: K loop rounds up (cdiv) and masks the tail of {len(masked)} loads"
+                out.append(_rewrite("k_loop_tail", new, tree.line(stop), what))
     return out
+
+
+class _ReplaceMany(cst.CSTTransformer):
+    def __init__(self, mapping: dict[cst.CSTNode, cst.CSTNode]) -> None:
+        self.mapping = mapping
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
+        return self.mapping.get(original_node, updated_node)
+
+
+def _replace_many(module: cst.Module, mapping: dict[cst.CSTNode, cst.CSTNode]) -> cst.Module:
+    """`module` with several nodes (by identity) replaced at once."""
+    return module.visit(_ReplaceMany(mapping))
 
 
 # ---------------------------------------------------------------- program ids, reduction axis, broadcast

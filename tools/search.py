@@ -73,6 +73,38 @@ def _light(source: str, evaluate: EvaluateFn, namespace: str) -> tuple[str, floa
     return result
 
 
+def _full(source: str, evaluate: EvaluateFn, namespace: str) -> tuple[str, float]:
+    key = (f"full:{namespace}", source_hash(source))
+    with _cache_lock:
+        if key in _cache:
+            return _cache[key]
+    try:
+        report = evaluate(source, "full")
+        result = (str(report.get("verdict", "error")), float(report.get("score", 0.0)))
+    except Exception as exc:  # as in _light: a broken candidate ranks last
+        result = (f"error: {type(exc).__name__}", -1.0)
+    with _cache_lock:
+        if len(_cache) >= _CACHE_SIZE:
+            _cache.pop(next(iter(_cache)))
+        _cache[key] = result
+    return result
+
+
+def known_full(source: str, namespace: str = "") -> tuple[str, float] | None:
+    """The cached full-tier (verdict, score) of a source, if `verify_full` has run it."""
+    with _cache_lock:
+        return _cache.get((f"full:{namespace}", source_hash(source)))
+
+
+def verify_full(
+    rewrites: Sequence[Rewrite], evaluate: EvaluateFn, workers: int = 1, namespace: str = ""
+) -> list[tuple[Rewrite, str, float]]:
+    """Full-tier (rewrite, verdict, score) of each rewrite, in parallel and cached like `screen`."""
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        results = list(pool.map(lambda rw: _full(rw.source, evaluate, namespace), rewrites))
+    return [(rw, verdict, score) for rw, (verdict, score) in zip(rewrites, results, strict=True)]
+
+
 def screen(
     base: str, rewrites: Sequence[Rewrite], evaluate: EvaluateFn, workers: int = 1, namespace: str = ""
 ) -> list[Screened]:
