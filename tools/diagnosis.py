@@ -12,18 +12,11 @@ import json
 import re
 from typing import Any
 
+from kernel_medic.tools.cases import VALUE_VARIANTS
 from kernel_medic.tools.rewrites import RULES, rank_rules
 from kernel_medic.tools.static_features import Feature, static_features
 
-_VALUE_VARIANTS = {
-    "x100",
-    "x1e-3",
-    "all_negative",
-    "all_positive",
-    "shifted_mean",
-    "heavy_tailed",
-    "integer_ties",
-}
+_VALUE_VARIANTS = set(VALUE_VARIANTS)
 
 
 def evidence(report: dict[str, Any]) -> list[str]:
