@@ -11,7 +11,7 @@ import difflib
 import logging
 from typing import Any
 
-from kernel_medic.graph.runtime import traced
+from kernel_medic.graph.runtime import config_of, traced
 from kernel_medic.graph.state import RepairState
 from kernel_medic.nodes.retrieve import diagnosis_text, knowledge_base
 from kernel_medic.tools.diagnosis import evidence
@@ -109,6 +109,10 @@ def distill(state: RepairState) -> dict[str, Any]:
         "diff": unified_diff(original, repaired),
         "provenance": f"distilled from {state.get('problem_name', 'a run')}",
     }
+    if config_of(state).llm_replay:
+        # A replay reproduces a run; it must not teach the knowledge base the same lesson twice.
+        pattern["kb_action"] = "not stored (replay)"
+        return {"distilled": pattern, "status": "repaired", "stop_reason": "repaired"}
     try:
         pattern.update(_store(state, pattern, fixes))
     except Exception as exc:  # noqa: BLE001 - a knowledge-base failure must not undo a verified repair

@@ -63,7 +63,9 @@ def _offline(state: RepairState, mutations: bool) -> OfflinePatcher:
         evaluate,
         workers=evaluator.pool.size,
         mutations=mutations,
-        namespace=f"{config.device}:{state.get('reference_path')}:{reference}",
+        # Per run: what another run (or a replay's original) learned in this process must not change this
+        # run's decisions, or replays would diverge.
+        namespace=f"{state.get('trace_path')}:{config.device}:{state.get('reference_path')}:{reference}",
     )
 
 

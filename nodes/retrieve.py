@@ -7,6 +7,7 @@ patterns' rules in rank order, then the diagnosis hypotheses' rules not listed y
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from kernel_medic.graph.runtime import config_of, traced
@@ -17,6 +18,7 @@ from kernel_medic.vectordb.features import code_features, infer_category
 from kernel_medic.vectordb.store import KnowledgeBase, RetrievalQuery, open_knowledge_base
 
 TOP_K = 5
+log = logging.getLogger(__name__)
 
 
 def knowledge_base(state: RepairState) -> KnowledgeBase:
@@ -51,8 +53,22 @@ def query_for(state: RepairState, report: dict[str, Any] | None = None) -> Retri
 
 @traced("retrieve")
 def retrieve(state: RepairState) -> dict[str, Any]:
-    kb = knowledge_base(state)
-    hits = kb.search(query_for(state), k=TOP_K)
+    replay_trace = config_of(state).llm_replay
+    if replay_trace:
+        from kernel_medic.graph.replay import RecordedRetrievals
+
+        recorded = RecordedRetrievals.for_trace(replay_trace).next()
+        if recorded is not None:
+            return {k: recorded[k] for k in ("pattern_ids", "patterns", "rule_ids") if k in recorded}
+    try:
+        kb = knowledge_base(state)
+        hits = kb.search(query_for(state), k=TOP_K)
+    except Exception as exc:  # noqa: BLE001 - a busy or broken store must not sink the repair
+        log.warning("retrieve: knowledge base unavailable, using the diagnosis' rules: %s", exc)
+        rule_ids = []
+        for hypothesis in state.get("diagnosis") or []:
+            rule_ids += [r for r in hypothesis.get("rules") or [] if r in RULES and r not in rule_ids]
+        return {"pattern_ids": [], "patterns": [], "rule_ids": rule_ids}
     ids = [p.id for p, _, _ in hits]
     patterns = [{"id": p.id, "title": p.title, "bug_class": p.bug_class, "fix": p.fix} for p, _, _ in hits]
     rule_ids: list[str] = []
@@ -60,5 +76,8 @@ def retrieve(state: RepairState) -> dict[str, Any]:
         rule_ids += [r for r in p.rules if r in RULES and r not in rule_ids]
     for hypothesis in state.get("diagnosis") or []:
         rule_ids += [r for r in hypothesis.get("rules") or [] if r in RULES and r not in rule_ids]
-    kb.record_retrieved(ids)
+    try:
+        kb.record_retrieved(ids)
+    except Exception as exc:  # noqa: BLE001 - usage counters are best effort
+        log.warning("retrieve: could not count the retrieval: %s", exc)
     return {"pattern_ids": ids, "patterns": patterns, "rule_ids": rule_ids}

@@ -68,7 +68,7 @@ def test_ray_batch_retries_a_lost_worker_once_then_fails_the_case(tmp_path: Path
     rows = {row["name"]: row for row in read_rows(out)}
     assert sorted(rows) == ["a_ok", "b_killed_once", "c_killed_always", "d_wrong"]
     assert rows["a_ok"]["status"] == "repaired" and rows["a_ok"]["tries"] == 1
-    assert rows["d_wrong"]["status"] == "unrepaired"
+    assert rows["d_wrong"]["status"] == "unrepaired", rows["d_wrong"]["error"]
     # Killed once: retried on a fresh worker (a different process) and repaired there.
     assert rows["b_killed_once"]["status"] == "repaired" and rows["b_killed_once"]["tries"] == 2
     assert rows["b_killed_once"]["worker"] != f"ray:{killed['b_killed_once'][0]}"

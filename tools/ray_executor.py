@@ -37,10 +37,15 @@ class RepairWorker:
         folder = case_dir(self.out, case)
         folder.mkdir(parents=True, exist_ok=True)
         # Which process holds which case, for operators (and the lost-worker test) to see.
-        (folder / PID_FILE).write_text(f"{os.getpid()} {tries}\n")
-        return repair_case(
-            case, self.config, self.out, html=self.html, worker=f"ray:{os.getpid()}", tries=tries
-        )
+        pid_file = folder / PID_FILE
+        pid_file.write_text(f"{os.getpid()} {tries}\n")
+        try:
+            return repair_case(
+                case, self.config, self.out, html=self.html, worker=f"ray:{os.getpid()}", tries=tries
+            )
+        finally:
+            # Only while the case runs: a stale file would name a process that has moved on to another case.
+            pid_file.unlink(missing_ok=True)
 
 
 def actor_options(device: str) -> dict[str, Any]:

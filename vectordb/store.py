@@ -10,6 +10,7 @@ with their score multiplied by 0.85 (the category is inferred and can be wrong).
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -68,11 +69,22 @@ def _content_hash(p: Pattern) -> str:
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def _retry(fn: Callable[[], T], attempts: int = 8) -> T:
-    # SQLite under Chroma reports "database is locked" when another process writes at the same moment.
+_PROCESS_LOCK = threading.Lock()
+
+
+def _retry(fn: Callable[[], T], attempts: int = 8, lock_dir: Path | None = None) -> T:
+    # Chroma's persistent client is not safe for several processes at once (batch and Ray workers share one
+    # store): every access takes an exclusive file lock on the store, and "locked" errors are retried.
     for i in range(attempts):
         try:
-            return fn()
+            if lock_dir is None:
+                return fn()
+            with _PROCESS_LOCK, open(lock_dir / ".kmedic.lock", "a") as fh:
+                fcntl.flock(fh, fcntl.LOCK_EX)
+                try:
+                    return fn()
+                finally:
+                    fcntl.flock(fh, fcntl.LOCK_UN)
         except Exception as exc:  # noqa: BLE001 - chromadb wraps sqlite errors in several types
             if "locked" not in str(exc).lower() or i == attempts - 1:
                 raise
@@ -81,6 +93,9 @@ def _retry(fn: Callable[[], T], attempts: int = 8) -> T:
 
 
 class KnowledgeBase:
+    def _do(self, fn: Callable[[], T]) -> T:
+        return _retry(fn, lock_dir=self.path)
+
     def __init__(self, path: str | Path | None = None) -> None:
         import chromadb
         from chromadb.config import Settings
@@ -90,7 +105,7 @@ class KnowledgeBase:
         self._client = chromadb.PersistentClient(
             path=str(self.path), settings=Settings(anonymized_telemetry=False, allow_reset=False)
         )
-        self._col = _retry(
+        self._col = self._do(
             lambda: self._client.get_or_create_collection(
                 COLLECTION, embedding_function=MiniLMEmbedding(), metadata={"hnsw:space": "cosine"}
             )
@@ -120,7 +135,7 @@ class KnowledgeBase:
         if not patterns:
             return
         texts = [p.search_text() for p in patterns]
-        _retry(
+        self._do(
             lambda: self._col.upsert(
                 ids=[p.id for p in patterns],
                 documents=[p.to_json() for p in patterns],
@@ -140,7 +155,7 @@ class KnowledgeBase:
         Counters survive a changed seed: only the content is replaced.
         """
         seeds = load_seeds(folder) if folder is not None else load_seeds()
-        existing = _retry(lambda: self._col.get(ids=[p.id for p in seeds], include=["metadatas"]))
+        existing = self._do(lambda: self._col.get(ids=[p.id for p in seeds], include=["metadatas"]))
         known = {i: m for i, m in zip(existing["ids"], existing["metadatas"] or [], strict=True)}
         changed = []
         for p in seeds:
@@ -169,7 +184,7 @@ class KnowledgeBase:
             if got["ids"]:
                 self._col.update(ids=got["ids"], metadatas=metas)  # type: ignore[arg-type]
 
-        _retry(run)
+        self._do(run)
 
     def record_retrieved(self, ids: Iterable[str]) -> None:
         self._bump(ids, "times_retrieved")
@@ -188,20 +203,20 @@ class KnowledgeBase:
         return p
 
     def get(self, id: str) -> Pattern | None:
-        got = _retry(lambda: self._col.get(ids=[id], include=["documents", "metadatas"]))
+        got = self._do(lambda: self._col.get(ids=[id], include=["documents", "metadatas"]))
         if not got["ids"]:
             return None
         return self._pattern(got["documents"][0], got["metadatas"][0])  # type: ignore[index,arg-type]
 
     def list(self, category: str | None = None) -> list[Pattern]:
         where = {f"cat_{category}": True} if category else None
-        got = _retry(lambda: self._col.get(where=where, include=["documents", "metadatas"]))  # type: ignore[arg-type]
+        got = self._do(lambda: self._col.get(where=where, include=["documents", "metadatas"]))  # type: ignore[arg-type]
         docs, metas = got["documents"] or [], got["metadatas"] or []
         pats = [self._pattern(d, m) for d, m in zip(docs, metas, strict=True)]  # type: ignore[arg-type]
         return sorted(pats, key=lambda p: p.id)
 
     def count(self) -> int:
-        return int(_retry(self._col.count))
+        return int(self._do(self._col.count))
 
     def search(self, query: RetrievalQuery, k: int = 5) -> list[tuple[Pattern, float, str]]:
         """The k best patterns as (pattern, score, why), best first."""
@@ -238,7 +253,7 @@ class KnowledgeBase:
     ) -> list[tuple[Pattern, float, dict[str, Any]]]:
         where = {f"cat_{category}": True} if category else None
         n = min(total, 200)  # the symptom term reranks, so look past the nearest few
-        got = _retry(
+        got = self._do(
             lambda: self._col.query(
                 query_embeddings=vector,  # type: ignore[arg-type]
                 n_results=n,
