@@ -134,6 +134,11 @@ def test_store_past_the_end_is_reported_as_out_of_bounds(evaluator: Evaluator, t
     assert report.verdict == "mismatch"
     assert any(r.startswith("out_of_bounds_write") for r in report.cases[0].relationships)
     assert any("out-of-bounds write" in s for s in report.symptoms)
+    # Every stray element counts against the score, so a fix that stops the writes shows as progress.
+    case = report.cases[0]
+    stray = 4 * 1024 - case.numel  # rows * n = 4000 elements, the unmasked store writes 16 blocks of 256
+    assert case.correct == case.numel - stray
+    assert report.score < 1.0
 
 
 def test_output_that_changes_between_runs_is_caught_in_the_full_tier(
@@ -219,3 +224,17 @@ def test_differently_named_parameters_are_built_under_the_same_seed(
     ).replace("self.PARAM", "self.w")
     report = evaluate(evaluator, write_problem(tmp_path, cand, reference=WEIGHTED_REFERENCE))
     assert report.verdict == "pass", report.symptoms
+
+
+def test_x100_case_scales_the_absolute_tolerance(evaluator: Evaluator, tmp_path: Path) -> None:
+    # A rounding error proportional to the inputs' magnitude is what a correct kernel shows on 100x inputs
+    # (long sums, differences of large partial sums); a larger relative error still fails there.
+    reference = SCALE_REFERENCE.replace("return x * 2.0", "return x * 0.0")
+
+    def candidate(error: str) -> str:
+        return scale_candidate(("        return out", f"        return out * 0.0 + {error} * x.abs().mean()"))
+
+    scaled = evaluate(evaluator, write_problem(tmp_path / "ok", candidate("1e-5"), reference), tier="full")
+    assert scaled.verdict == "pass", scaled.symptoms
+    worse = evaluate(evaluator, write_problem(tmp_path / "bad", candidate("1e-3"), reference), tier="full")
+    assert {c.name: c.verdict for c in worse.cases}["x100"] == "mismatch"
