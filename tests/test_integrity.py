@@ -240,6 +240,15 @@ def test_glue_is_not_flagged() -> None:
     assert static_findings(with_forward_tail(glue)) == []
 
 
+def test_counting_entries_equal_to_a_constant_is_glue_but_other_sums_are_not() -> None:
+    # A mean over non-ignored targets divides by their count: bookkeeping, not the operator's math.
+    count = "        n_valid = (x != -100).sum()\n        m = (x == self.ignore_index).sum()\n"
+    count += "        return out\n"
+    assert static_findings(with_forward_tail(count)) == []
+    assert "tensor_method_compute" in rules_for(with_forward_tail("        return (x * 2.0).sum() + out\n"))
+    assert "tensor_method_compute" in rules_for(with_forward_tail("        return (x != out).sum() + out\n"))
+
+
 def test_regeneration_and_kernel_deletion_are_flagged() -> None:
     tweak = BASE.replace("x * 2.0", "x * 2.0 + 0.0")
     assert rules_for(tweak, original=BASE) == set()

@@ -175,6 +175,24 @@ def _is_kernel(fn: ast.FunctionDef) -> bool:
     return any(any(k in ast.unparse(d) for k in ("jit", "autotune", "heuristics")) for d in fn.decorator_list)
 
 
+def _is_count(node: ast.AST) -> bool:
+    """`(t != c)` / `(t == c)` with a constant or attribute `c`: `.sum()` of it counts, computes nothing."""
+    if not (
+        isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq | ast.NotEq)
+    ):
+        return False
+    sides = [node.left, node.comparators[0]]
+    return any(
+        isinstance(s, ast.Constant)
+        or isinstance(s, ast.UnaryOp)
+        and isinstance(s.operand, ast.Constant)
+        or isinstance(s, ast.Attribute)
+        and isinstance(s.value, ast.Name)
+        and s.value.id == "self"
+        for s in sides
+    )
+
+
 def _snippet(node: ast.AST) -> str:
     text = ast.unparse(node).replace("\n", " ")
     return text if len(text) <= 120 else text[:117] + "..."
@@ -660,7 +678,9 @@ class _FunctionScan:
                 self.add("delegates_to_nn_module", node, text)
                 return
             receiver = self.s.qualify(func.value)
-            if receiver is None and func.attr in COMPUTE_METHODS and not self.is_shape(func.value):
+            if func.attr == "sum" and _is_count(func.value):
+                pass  # counting entries equal to a constant (valid targets): bookkeeping, not the op's math
+            elif receiver is None and func.attr in COMPUTE_METHODS and not self.is_shape(func.value):
                 rule = "computes_in_init" if self.phase == "init" else "tensor_method_compute"
                 if self.phase == "forward" or self.is_tensor(func.value):
                     self.add(rule, node, text)
