@@ -88,3 +88,26 @@ def test_each_mutation_kind_is_its_own_hypothesis_so_patch_caps_apply_per_kind()
     classes = [rule.bug_class for rule in MUTATIONS.values()]
     assert len(set(classes)) == len(classes)
     assert all(c.startswith("mutation:") for c in classes)
+
+
+def test_swap_args_swaps_range_bounds_passed_in_the_wrong_order() -> None:
+    source = HEADER + textwrap.dedent("""
+        @triton.jit
+        def clamp_kernel(x_ptr, out_ptr, n, min_val, max_val, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs, mask=offs < n)
+            tl.store(out_ptr + offs, tl.minimum(tl.maximum(x, min_val), max_val), mask=offs < n)
+
+
+        class ModelNew(torch.nn.Module):
+            def forward(self, x):
+                out = torch.empty_like(x)
+                clamp_kernel[(1,)](x, out, x.numel(), self.max_val, self.min_val, BLOCK=128)
+                return out
+    """).lstrip("\n")
+    options = [changed(source, r.source)[1][0] for r in mutate(source, ["mut_swap_args"])]
+    assert "        clamp_kernel[(1,)](x, out, x.numel(), self.min_val, self.max_val, BLOCK=128)\n" in options
+    # n is neither a pointer nor a bound: it never trades places with one.
+    assert not any(
+        "x.numel(), self.min_val, self.max_val" not in o and "self.max_val, x.numel()" in o for o in options
+    )

@@ -82,9 +82,17 @@ def _mut_bound_pm1(source: str, context: RuleContext | None = None) -> list[Rewr
     return out
 
 
+_BOUND_WORDS = {"min", "max", "lo", "hi", "low", "high", "lower", "upper", "minval", "maxval"}
+
+
 def _kind(name: str) -> str | None:
     low = name.lower()
-    return "stride" if "stride" in low else "pointer" if "ptr" in low else None
+    if "stride" in low:
+        return "stride"
+    if "ptr" in low:
+        return "pointer"
+    # Range bounds (min_val/max_val, lo/hi) are easy to pass in the wrong order.
+    return "bound" if set(low.split("_")) & _BOUND_WORDS else None
 
 
 def _mut_swap_args(source: str, context: RuleContext | None = None) -> list[Rewrite]:
