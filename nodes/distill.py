@@ -16,7 +16,7 @@ from kernel_medic.graph.state import RepairState
 from kernel_medic.nodes.retrieve import diagnosis_text, knowledge_base
 from kernel_medic.tools.diagnosis import evidence
 from kernel_medic.tools.edits import unified_diff
-from kernel_medic.tools.rewrites import RULES
+from kernel_medic.tools.rules import RULES
 from kernel_medic.tools.trace import source_hash
 from kernel_medic.vectordb.embedding import embed
 from kernel_medic.vectordb.features import infer_category

@@ -13,7 +13,7 @@ from typing import Any
 from kernel_medic.graph.runtime import config_of, traced
 from kernel_medic.graph.state import RepairState
 from kernel_medic.tools.diagnosis import evidence
-from kernel_medic.tools.rewrites import RULES
+from kernel_medic.tools.rules import RULES
 from kernel_medic.vectordb.features import code_features, infer_category
 from kernel_medic.vectordb.store import KnowledgeBase, RetrievalQuery, open_knowledge_base
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_medic.tools.rewrites import RULES
+from kernel_medic.tools.rules import RULES
 from kernel_medic.vectordb.features import CATEGORIES, code_features, infer_category
 from kernel_medic.vectordb.pattern import Pattern, load_seeds
 from kernel_medic.vectordb.store import KnowledgeBase, RetrievalQuery

@@ -5,7 +5,9 @@ from difflib import SequenceMatcher
 from pathlib import Path
 
 import pytest
-from kernel_medic.tools.rewrites import RULES, Rewrite, RuleContext, propose, rank_rules
+from kernel_medic.tools import rewrites
+from kernel_medic.tools.rewrites import Rewrite, RuleContext
+from kernel_medic.tools.rules import RULES, propose, rank_rules
 
 REPO = Path(__file__).resolve().parents[1]
 HEADER = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
@@ -190,6 +192,13 @@ def test_floor_division_in_grid_assignment_and_missing_import() -> None:
     assert "        grid = (triton.cdiv(n, 128), x.shape[0])\n" in rw.source
     assert "import triton\n" in rw.source and "half = n // 2" in rw.source
     compile(rw.source, "candidate.py", "exec")
+
+
+def test_floor_division_in_a_name_the_grid_uses() -> None:
+    source = FLOOR_GRID.replace("copy[(n // 128,)]", "n_blocks = n // 128\n        copy[(n_blocks,)]")
+    (rw,) = by_rule(source, "grid_cdiv")
+    assert "        n_blocks = triton.cdiv(n, 128)\n" in rw.source
+    assert "half = n // 2" in rw.source  # a floor division the grid does not use stays
 
 
 def test_cdiv_and_ceiling_division_grids_are_untouched() -> None:
@@ -671,7 +680,7 @@ def test_every_rule_has_a_kernel_it_applies_to() -> None:
         for s in (MAX_VIA_ASSIGN, LE_MASK, UNMASKED_STORE, FLOOR_GRID, HALF_ACC, NORM, MEAN_BY_BLOCK, FORWARD)
         for r in propose(s)
     }
-    assert covered == set(RULES)
+    assert covered == set(rewrites.RULES)  # rule families in their own modules have their own tests
 
 
 # Rules whose fix is a one-way repair: applied once more to the repaired kernel, they find nothing to do.

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from kernel_medic.tools.cases import VALUE_VARIANTS
-from kernel_medic.tools.rewrites import RULES, rank_rules
+from kernel_medic.tools.rules import RULES, rank_rules
 from kernel_medic.tools.static_features import Feature, static_features
 
 _VALUE_VARIANTS = set(VALUE_VARIANTS)

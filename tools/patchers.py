@@ -14,7 +14,8 @@ from typing import Any, Protocol
 from kernel_medic.tools.edits import EditError, apply_search_replace, parse_search_replace
 from kernel_medic.tools.llm import LLMError, LLMReply, render_prompt
 from kernel_medic.tools.mutations import MUTATIONS
-from kernel_medic.tools.rewrites import RULES, Rewrite, RuleContext
+from kernel_medic.tools.rewrites import Rewrite, RuleContext
+from kernel_medic.tools.rules import RULES
 from kernel_medic.tools.search import (
     EvaluateFn,
     Screened,
@@ -147,7 +148,7 @@ class OfflinePatcher:
         found = candidates(
             request.source,
             request.rule_ids,
-            RuleContext.from_reference(request.reference_source),
+            RuleContext.from_reference(request.reference_source, request.report),
             mutations=self.mutations,
             lines=[tuple(lines)] if lines else None,
             kernels=[kernel] if kernel else None,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -34,11 +34,12 @@ class RuleContext:
 
     reference_source: str = ""
     init_args: tuple[Any, ...] = ()
+    output_dtype: str = ""  # the reference output's dtype ("int64"), when an evaluation reported it
 
     @classmethod
-    def from_reference(cls, reference_source: str) -> RuleContext:
+    def from_reference(cls, reference_source: str, report: dict[str, Any] | None = None) -> RuleContext:
         """Read `get_init_inputs()` statically (literals, module constants): the reference never runs here."""
-        return cls(reference_source, _static_init_args(reference_source))
+        return cls(reference_source, _static_init_args(reference_source), _reference_dtype(report or {}))
 
     def init_params(self) -> dict[str, Any]:
         """The reference Model's constructor arguments by name: the values passed, else the defaults."""
@@ -65,6 +66,26 @@ class RuleContext:
 
     def mentions(self, text: str) -> bool:
         return text in self.reference_source
+
+
+def _reference_dtype(report: Any) -> str:
+    """The first reference dtype the report names (a mismatch analysis field or a dtype symptom)."""
+    if isinstance(report, str):
+        found = re.search(r"reference dtype (\w+)", report)
+        return found.group(1) if found else ""
+    if isinstance(report, dict):
+        if isinstance(report.get("reference_dtype"), str) and report["reference_dtype"]:
+            return report["reference_dtype"]
+        items: Any = report.values()
+    elif isinstance(report, list):
+        items = report
+    else:
+        return ""
+    for item in items:
+        found = _reference_dtype(item)
+        if found:
+            return found
+    return ""
 
 
 def _static_init_args(source: str) -> tuple[Any, ...]:
@@ -457,11 +478,14 @@ def _with_triton_import(module: cst.Module) -> cst.Module:
 
 def _grid_expressions(module: cst.Module) -> list[cst.CSTNode]:
     found: list[cst.CSTNode] = []
+    in_grid: set[str] = set()
     for call in m.findall(module, m.Call(func=m.Subscript())):
         assert isinstance(call, cst.Call) and isinstance(call.func, cst.Subscript)
         found.extend(call.func.slice)
+        in_grid |= set().union(*(_names(s) for s in call.func.slice))
+    # `n_blocks = n // BLOCK` then `kernel[(n_blocks,)]`: the grid's size is computed a line earlier.
     for targets, value in _assignments(module):
-        if any("grid" in t.lower() for t in targets):
+        if any("grid" in t.lower() for t in targets) or targets & in_grid:
             found.append(value)
     return found
 
@@ -2254,28 +2278,3 @@ RULES: dict[str, Rule] = {
         ),
     )
 }
-
-
-def propose(
-    source: str, rule_ids: Sequence[str] | None = None, context: RuleContext | None = None
-) -> list[Rewrite]:
-    """All rewrites of the given rules (default: all) in rule order, one per distinct resulting source."""
-    ids: Iterable[str] = RULES if rule_ids is None else rule_ids
-    unknown = [i for i in ids if i not in RULES]
-    if unknown:
-        raise ValueError(f"unknown rewrite rule(s): {', '.join(unknown)}")
-    if _tree(source) is None:
-        return []
-    seen, out = {source}, []
-    for rule_id in ids:
-        for rewrite in RULES[rule_id].apply(source, context):
-            if rewrite.source not in seen:
-                seen.add(rewrite.source)
-                out.append(rewrite)
-    return out
-
-
-def rank_rules(evidence: Sequence[str]) -> list[str]:
-    """Rule ids, most evidence keywords matched by their symptoms first; ties keep registry order."""
-    keys = set(evidence)
-    return sorted(RULES, key=lambda rule_id: -len(keys & set(RULES[rule_id].symptoms)))

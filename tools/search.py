@@ -17,7 +17,8 @@ from typing import Any
 
 from kernel_medic.tools.edits import diff_stats
 from kernel_medic.tools.mutations import mutate
-from kernel_medic.tools.rewrites import Rewrite, RuleContext, propose
+from kernel_medic.tools.rewrites import Rewrite, RuleContext
+from kernel_medic.tools.rules import propose
 from kernel_medic.tools.trace import source_hash
 
 EvaluateFn = Callable[[str, str], dict[str, Any]]
@@ -131,7 +132,7 @@ def candidates(
     kernels: Sequence[str] | None = None,
 ) -> list[Rewrite]:
     """Rule rewrites in the given order (the rest of the rules after), then mutations where pointed."""
-    from kernel_medic.tools.rewrites import RULES
+    from kernel_medic.tools.rules import RULES
 
     order = [r for r in (rule_ids or []) if r in RULES]
     order += [r for r in RULES if r not in order]

@@ -1,0 +1,152 @@
+"""Host-side rules: the wrapper's dtype, final reduction, launch sizes and scales follow the reference."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from kernel_medic.tools import host_rules
+from kernel_medic.tools.rewrites import RuleContext
+from kernel_medic.tools.rules import propose
+
+HEADER = "import math\n\nimport torch\nimport triton\nimport triton.language as tl\n\n\n"
+
+
+def module(body: str) -> str:
+    return HEADER + textwrap.dedent(body).lstrip("\n")
+
+
+def changed_lines(old: str, new: str) -> list[str]:
+    a, b = old.splitlines(), new.splitlines()
+    assert len(a) == len(b)
+    return [y.strip() for x, y in zip(a, b) if x != y]
+
+
+def options(source: str, rule: str, context: RuleContext | None = None) -> list[list[str]]:
+    return [changed_lines(source, r.source) for r in propose(source, [rule], context)]
+
+
+ARGMAX = module("""
+    class ModelNew(torch.nn.Module):
+        def forward(self, x):
+            out = torch.empty(x.shape[0], device=x.device, dtype=torch.int32)
+            argmax_kernel[(x.shape[0],)](x, out, x.shape[1], BLOCK=128)
+            return out
+""")
+
+
+def test_expected_output_dtype_follows_the_reported_reference_dtype() -> None:
+    report = {
+        "cases": [{"name": "seed0", "analysis": {"reference_dtype": "int64", "candidate_dtype": "int32"}}]
+    }
+    context = RuleContext.from_reference("", report)
+    assert context.output_dtype == "int64"
+    assert options(ARGMAX, "expected_output_dtype", context) == [
+        ["out = torch.empty(x.shape[0], device=x.device, dtype=torch.int64)"]
+    ]
+
+
+def test_expected_output_dtype_reads_the_dtype_symptom() -> None:
+    report = {
+        "symptoms": [
+            "output dtype int32 differs from the reference dtype int64 (cast to int64, values match)"
+        ]
+    }
+    assert RuleContext.from_reference("", report).output_dtype == "int64"
+
+
+def test_expected_output_dtype_needs_a_reported_dtype_and_a_difference() -> None:
+    assert options(ARGMAX, "expected_output_dtype", RuleContext.from_reference("")) == []
+    same = RuleContext.from_reference("", {"reference_dtype": "int32"})
+    assert options(ARGMAX, "expected_output_dtype", same) == []
+
+
+LOSS = module("""
+    class ModelNew(torch.nn.Module):
+        def forward(self, logits, targets):
+            losses = torch.empty(logits.shape[0], device=logits.device)
+            ce_kernel[(logits.shape[0],)](logits, targets, losses, logits.shape[1], BLOCK=32)
+            return losses.sum() / logits.shape[0]
+""")
+IGNORING = "import torch.nn as nn\nclass Model(nn.Module):\n    loss = nn.CrossEntropyLoss(ignore_index=-1)\n"
+SUMMING = (
+    "import torch.nn.functional as F\ndef forward(a, b):\n    return F.mse_loss(a, b, reduction='sum')\n"
+)
+
+
+def test_loss_reduction_averages_over_non_ignored_targets() -> None:
+    found = options(LOSS, "loss_reduction", RuleContext.from_reference(IGNORING))
+    assert found[0] == ["return losses.sum() / (targets != -1).sum()"]
+
+
+def test_loss_reduction_sum_drops_the_division() -> None:
+    assert options(LOSS, "loss_reduction", RuleContext.from_reference(SUMMING)) == [["return losses.sum()"]]
+
+
+def test_loss_reduction_mean_divides_a_bare_sum() -> None:
+    source = LOSS.replace("losses.sum() / logits.shape[0]", "losses.sum()")
+    mean = RuleContext.from_reference("import torch.nn.functional as F\nF.l1_loss(a, b)\n")
+    assert ["return losses.sum() / logits.numel()"] in options(source, "loss_reduction", mean)
+
+
+def test_loss_reduction_leaves_what_is_not_a_loss() -> None:
+    assert options(LOSS, "loss_reduction", RuleContext.from_reference("torch.sum(x)")) == []
+
+
+CAPPED = module("""
+    class ModelNew(torch.nn.Module):
+        def forward(self, x):
+            n_rows, n_cols = x.shape
+            BLOCK = min(triton.next_power_of_2(n_cols), 512)
+            row_sum[(n_rows,)](x, n_cols, BLOCK=BLOCK)
+""")
+
+
+def test_block_uncapped_covers_the_row() -> None:
+    assert options(CAPPED, "block_uncapped") == [["BLOCK = triton.next_power_of_2(n_cols)"]]
+    assert (
+        options(
+            CAPPED.replace("min(triton.next_power_of_2(n_cols), 512)", "min(n_cols, 512)"), "block_uncapped"
+        )
+        == []
+    )
+
+
+ROWS = module("""
+    class ModelNew(torch.nn.Module):
+        def forward(self, x):
+            n_cols = x.shape[-1]
+            n_rows = x.shape[0]
+            l2_kernel[(n_rows,)](x, n_cols, BLOCK=128)
+""")
+
+
+def test_rows_from_numel_counts_every_row_of_an_nd_input() -> None:
+    assert options(ROWS, "rows_from_numel") == [["n_rows = x.numel() // n_cols"]]
+    assert options(ROWS.replace("n_cols = x.shape[-1]", "n_cols = 64"), "rows_from_numel") == []
+
+
+SCALE = module("""
+    class ModelNew(torch.nn.Module):
+        def forward(self, q, k, v):
+            sm_scale = 1.0 / math.sqrt(q.shape[-2])
+            attention[(1,)](q, k, v, sm_scale)
+""")
+
+
+def test_shape_in_scale_offers_the_other_dimensions() -> None:
+    found = options(SCALE, "shape_in_scale")
+    assert ["sm_scale = 1.0 / math.sqrt(q.shape[-1])"] in found
+    assert ["sm_scale = 1.0 / math.sqrt(q.shape[-2])"] not in found
+    assert options(SCALE.replace("math.sqrt(q.shape[-2])", "8.0"), "shape_in_scale") == []
+
+
+@pytest.mark.parametrize("rule", [r.id for r in host_rules.RULES])
+def test_every_host_rule_has_a_wrapper_it_applies_to(rule: str) -> None:
+    contexts = [RuleContext.from_reference(IGNORING, {"reference_dtype": "int64"})]
+    found = [
+        rw for s in (ARGMAX, LOSS, CAPPED, ROWS, SCALE) for c in contexts for rw in propose(s, [rule], c)
+    ]
+    assert found
+    for rw in found:
+        compile(rw.source, "candidate.py", "exec")
