@@ -1,4 +1,8 @@
-"""The near-miss corpus: every candidate runs and fails validation, every fix passes the full tier."""
+"""The near-miss corpora: every candidate runs and fails validation, every fix passes the full tier.
+
+Two corpora share the format: benchmarks/near_miss (the main corpus) and benchmarks/holdout (held-out cases
+written after the repair rules, to measure how the engine generalises).
+"""
 
 from __future__ import annotations
 
@@ -11,28 +15,40 @@ from kernel_medic.tools.edits import diff_stats
 from kernel_medic.tools.evaluate import Evaluator
 from kernel_medic.tools.problem import load_problem
 
-CORPUS = Path(__file__).resolve().parents[1] / "benchmarks" / "near_miss"
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+CORPUS = BENCHMARKS / "near_miss"
+HOLDOUT = BENCHMARKS / "holdout"
 NEAR_MISS_VERDICTS = {"mismatch", "shape_mismatch", "dtype_mismatch"}
 CASE_VERDICTS = NEAR_MISS_VERDICTS | {"pass"}
 # Names the evaluator gives its full-tier cases; meta's exposed_by may name a family ("shape") or one case.
 CASE_FAMILIES = ("seed", "x100", "x1e-3", "all_negative", "all_positive", "shifted_mean", "heavy_tailed")
 CASE_FAMILIES += ("integer_ties", "shape", "noncontig")
 MIN_CASES, MIN_PER_CATEGORY = 60, 5
+MIN_HOLDOUT_PER_CATEGORY = 2
 
 
-def _case_folders() -> list[str]:
-    if not CORPUS.is_dir():
+def _case_folders(root: Path = CORPUS) -> list[str]:
+    if not root.is_dir():
         return []
-    return sorted(p.name for p in CORPUS.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+
+def _all_cases() -> list[object]:
+    """(root, name) for every case of both corpora; test ids read `near_miss/<case>` or `holdout/<case>`."""
+    return [
+        pytest.param(root, name, id=f"{root.name}/{name}")
+        for root in (CORPUS, HOLDOUT)
+        for name in _case_folders(root)
+    ]
 
 
 def _exposes(entry: str, failing: set[str]) -> bool:
     return any(name == entry or name.startswith(entry + "[") for name in failing)
 
 
-@pytest.mark.parametrize("name", _case_folders())
-def test_case_metadata_matches_its_files(name: str) -> None:
-    case = load_case(CORPUS / name)
+@pytest.mark.parametrize(("root", "name"), _all_cases())
+def test_case_metadata_matches_its_files(root: Path, name: str) -> None:
+    case = load_case(root / name)
     candidate = (case.path / "candidate.py").read_text(encoding="utf-8")
     fixed = (case.path / "fixed.py").read_text(encoding="utf-8")
     assert diff_stats(candidate, fixed)["changed_lines"] == case.lines_changed
@@ -40,9 +56,11 @@ def test_case_metadata_matches_its_files(name: str) -> None:
         assert entry.startswith(CASE_FAMILIES), f"{name}: exposed_by names no evaluation case: {entry!r}"
 
 
-@pytest.mark.parametrize("name", _case_folders())
-def test_candidate_is_a_near_miss_and_fixed_passes_the_full_tier(name: str, evaluator: Evaluator) -> None:
-    case = load_case(CORPUS / name)
+@pytest.mark.parametrize(("root", "name"), _all_cases())
+def test_candidate_is_a_near_miss_and_fixed_passes_the_full_tier(
+    root: Path, name: str, evaluator: Evaluator
+) -> None:
+    case = load_case(root / name)
     problem = load_problem(case.path)
 
     report = evaluator.evaluate(problem, tier="full")
@@ -68,6 +86,17 @@ def test_corpus_covers_every_category() -> None:
     thin = {cat: per_category[cat] for cat in CATEGORIES if per_category[cat] < MIN_PER_CATEGORY}
     assert not thin, f"categories below {MIN_PER_CATEGORY} cases: {thin}"
     assert sum(c.two_bug for c in cases) >= 4
+
+
+def test_holdout_covers_every_category() -> None:
+    cases: list[CorpusCase] = load_corpus(HOLDOUT)
+    assert [c.name for c in cases] == _case_folders(HOLDOUT)
+    per_category = Counter(c.category for c in cases)
+    thin = {cat: per_category[cat] for cat in CATEGORIES if per_category[cat] < MIN_HOLDOUT_PER_CATEGORY}
+    assert not thin, f"holdout categories below {MIN_HOLDOUT_PER_CATEGORY} cases: {thin}"
+    assert sum(c.two_bug for c in cases) >= 3
+    # Held-out cases measure generalisation: none of them was read while writing repair rules.
+    assert not [c.name for c in cases if c.looked_at]
 
 
 def test_load_corpus_names_the_folder_of_a_malformed_case(tmp_path: Path) -> None:
