@@ -226,6 +226,16 @@ def test_correct_output_sizes_are_left_alone() -> None:
     assert by_rule(source, "conv_out_size", RuleContext()) == []
 
 
+def test_a_hostile_size_formula_is_never_evaluated_by_python() -> None:
+    # The formula is candidate code: a huge power must neither hang the agent nor be run by eval.
+    source = kernel(CONV2D_WRAPPER.format(oh="(H ** 99999999999) // self.stride", ow="W"))
+    context = reference("nn.Conv2d(3, 4, 3, stride=2, padding=1)")
+    rewrites = by_rule(source, "conv_out_size", context)
+    assert all(
+        "99999999999" not in changes(source, r.source)[1][0] for r in rewrites if changes(source, r.source)[1]
+    )
+
+
 def test_ceil_mode_rounds_up_on_both_axes() -> None:
     source = kernel(POOL_WRAPPER)
     rewrites = by_rule(source, "conv_out_size", reference("nn.MaxPool2d(3, stride=2, ceil_mode=True)"))

@@ -11,8 +11,10 @@ that one bug breaks alike, so every rule edits all twins in one rewrite.
 from __future__ import annotations
 
 import ast
+import math
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -271,21 +273,77 @@ def _leaves(expr: cst.CSTNode) -> list[cst.BaseExpression]:
 
 
 def _numeric(code: str, values: dict[str, int]) -> int | None:
-    """Evaluate an integer formula whose leaves were renamed to the keys of `values`."""
-    namespace: dict[str, Any] = {
-        "__builtins__": {},
-        "math": __import__("math"),
-        "triton": type("T", (), {"cdiv": staticmethod(lambda a, b: -(-a // b))}),
-        "int": int,
-        "max": max,
-        "min": min,
-        "abs": abs,
-    }
+    """Evaluate an integer formula whose leaves were renamed to the keys of `values`.
+
+    A small arithmetic interpreter, not `eval`: the formula comes from untrusted candidate code, so only
+    numbers, the renamed leaves, + - * / // % and bounded powers, and a few integer functions are understood.
+    """
     try:
-        result = eval(code, namespace, dict(values))  # noqa: S307 - leaves renamed, builtins removed
-    except (ArithmeticError, TypeError, NameError, ValueError):
+        result = _arith(ast.parse(code, mode="eval").body, values)
+    except (ArithmeticError, TypeError, NameError, ValueError, SyntaxError, RecursionError):
         return None
     return int(result) if isinstance(result, int | float | bool) else None
+
+
+_BINARY: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Mod: lambda a, b: a % b,
+}
+_COMPARE: dict[type, Callable[[Any, Any], bool]] = {
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+}
+_CALLS: dict[str, Callable[..., Any]] = {
+    "math.floor": math.floor,
+    "math.ceil": math.ceil,
+    "triton.cdiv": lambda a, b: -(-a // b),
+    "int": int,
+    "max": max,
+    "min": min,
+    "abs": abs,
+}
+_LIMIT = 1 << 62  # sizes are far below this; anything larger is not a shape formula
+
+
+def _arith(node: ast.expr, values: dict[str, int]) -> Any:
+    if (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, int | float)
+        and not isinstance(node.value, bool)
+    ):
+        result = node.value
+    elif isinstance(node, ast.Name):
+        result = values[node.id]
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        operand = _arith(node.operand, values)
+        result = -operand if isinstance(node.op, ast.USub) else operand
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+        base, exponent = _arith(node.left, values), _arith(node.right, values)
+        if abs(exponent) > 64:
+            raise ValueError("exponent too large")
+        result = base**exponent
+    elif isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        result = _BINARY[type(node.op)](_arith(node.left, values), _arith(node.right, values))
+    elif isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARE:
+        # PyTorch's ceil-mode correction subtracts a comparison: True counts as 1.
+        result = int(
+            _COMPARE[type(node.ops[0])](_arith(node.left, values), _arith(node.comparators[0], values))
+        )
+    elif isinstance(node, ast.Call) and not node.keywords and ast.unparse(node.func) in _CALLS:
+        result = _CALLS[ast.unparse(node.func)](*(_arith(a, values) for a in node.args))
+    else:
+        raise ValueError(f"not an integer formula: {ast.unparse(node)}")
+    if abs(result) > _LIMIT:
+        raise ValueError("out of range")
+    return result
 
 
 class _Leaves(ast.NodeTransformer):
