@@ -141,11 +141,68 @@ def test_shape_in_scale_offers_the_other_dimensions() -> None:
     assert options(SCALE.replace("math.sqrt(q.shape[-2])", "8.0"), "shape_in_scale") == []
 
 
+ATOMIC = module("""
+    @triton.jit
+    def sum_kernel(x_ptr, total_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.atomic_add(total_ptr, tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0), axis=0))
+
+
+    class ModelNew(torch.nn.Module):
+        def forward(self, x):
+            out = torch.empty_like(x)
+            total = torch.empty(1, device=x.device, dtype=torch.float32)
+            sum_kernel[(triton.cdiv(x.numel(), 256),)](x, total, x.numel(), BLOCK=256)
+            return total
+""")
+
+
+def test_zero_accumulated_output_zeroes_only_the_atomic_target() -> None:
+    assert options(ATOMIC, "zero_accumulated_output") == [
+        ["total = torch.zeros(1, device=x.device, dtype=torch.float32)"]
+    ]
+    stored = ATOMIC.replace("tl.atomic_add(total_ptr, ", "tl.store(total_ptr, ")
+    assert options(stored, "zero_accumulated_output") == []
+
+
+GRID = module("""
+    class ModelNew(torch.nn.Module):
+        def forward(self, x, w):
+            M, K = x.shape
+            N = w.shape[0]
+            grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(M, BLOCK_N))
+            mm[grid](x, w, M, N, K)
+""")
+
+
+def test_grid_block_pair_tiles_each_axis_by_its_own_size() -> None:
+    assert options(GRID, "grid_block_pair") == [["grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))"]]
+    assert options(GRID.replace("cdiv(M, BLOCK_N)", "cdiv(N, BLOCK_N)"), "grid_block_pair") == []
+
+
+TEMPERATURE = module("""
+    class ModelNew(torch.nn.Module):
+        def forward(self, x):
+            scale = self.temperature
+            softmax_kernel[(x.shape[0],)](x, scale)
+""")
+
+
+def test_reciprocal_scale_inverts_a_multiplicative_scale_both_ways() -> None:
+    assert options(TEMPERATURE, "reciprocal_scale") == [["scale = 1.0 / self.temperature"]]
+    inverted = TEMPERATURE.replace("scale = self.temperature", "scale = 1.0 / math.sqrt(x.shape[-1])")
+    assert options(inverted, "reciprocal_scale") == [["scale = math.sqrt(x.shape[-1])"]]
+    assert options(TEMPERATURE.replace("scale = ", "tau = "), "reciprocal_scale") == []
+
+
 @pytest.mark.parametrize("rule", [r.id for r in host_rules.RULES])
 def test_every_host_rule_has_a_wrapper_it_applies_to(rule: str) -> None:
     contexts = [RuleContext.from_reference(IGNORING, {"reference_dtype": "int64"})]
     found = [
-        rw for s in (ARGMAX, LOSS, CAPPED, ROWS, SCALE) for c in contexts for rw in propose(s, [rule], c)
+        rw
+        for s in (ARGMAX, LOSS, CAPPED, ROWS, SCALE, ATOMIC, GRID, TEMPERATURE)
+        for c in contexts
+        for rw in propose(s, [rule], c)
     ]
     assert found
     for rw in found:

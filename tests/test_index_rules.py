@@ -133,9 +133,12 @@ GROUPED = kernel("""
 
 
 def test_pid_decomposition_changes_both_halves_together() -> None:
-    assert options(GROUPED, "pid_decomposition") == [
-        ["    pid_m = pid // num_pid_n", "    pid_n = pid % num_pid_n"]
-    ]
+    found = options(GROUPED, "pid_decomposition")
+    assert ["    pid_m = pid // num_pid_n", "    pid_n = pid % num_pid_n"] in found
+    # The quotient and remainder swapped: (pid_m, pid_n) = (pid % A, pid // A).
+    assert ["    pid_m = pid % num_pid_n", "    pid_n = pid // num_pid_n"] in found
+    assert ["    pid_m = pid // N", "    pid_n = pid % N"] in found  # runtime sizes too
+    assert all(len(change) == 2 for change in found)
 
 
 def test_pid_decomposition_needs_a_div_mod_pair() -> None:
@@ -158,6 +161,19 @@ def test_stride_owner_gives_each_pointer_its_own_stride() -> None:
     assert options(GATHER, "stride_owner") == [
         ["    vals = tl.load(x_ptr + row * x_stride0 + idx, mask=cols < n, other=0.0)"]
     ]
+
+
+def test_stride_owner_reads_tensor_letter_stride_names() -> None:
+    source = kernel("""
+        @triton.jit
+        def bmm_kernel(a_ptr, b_ptr, c_ptr, stride_ab, stride_bb, stride_bk, n, BLOCK: tl.constexpr):
+            batch = tl.program_id(0)
+            offs = tl.arange(0, BLOCK)
+            b_ptrs = b_ptr + batch * stride_ab + offs * stride_bk
+            a = tl.load(a_ptr + batch * stride_ab + offs, mask=offs < n)
+            tl.store(c_ptr + batch * n + offs, a * tl.load(b_ptrs, mask=offs < n), mask=offs < n)
+    """)
+    assert options(source, "stride_owner") == [["    b_ptrs = b_ptr + batch * stride_bb + offs * stride_bk"]]
 
 
 def test_stride_owner_leaves_matching_strides_alone() -> None:
@@ -273,6 +289,59 @@ def test_affine_channel_needs_a_channel_norm_and_an_unused_affine() -> None:
     assert options(applied, "affine_channel", RuleContext.from_reference(GROUP_NORM_REFERENCE)) == []
 
 
+CONV_FLIPPED = kernel("""
+    @triton.jit
+    def dw_kernel(x_ptr, w_ptr, y_ptr, H, W, KS: tl.constexpr, BLOCK: tl.constexpr):
+        c = tl.program_id(0)
+        offs = tl.arange(0, BLOCK)
+        acc = tl.zeros([BLOCK], dtype=tl.float32)
+        for kh in range(KS):
+            for kw in range(KS):
+                wv = tl.load(w_ptr + c * KS * KS + (KS - 1 - kh) * KS + (KS - 1 - kw))
+                acc += tl.load(x_ptr + offs + kh * W + kw, mask=offs < H * W, other=0.0) * wv
+        tl.store(y_ptr + c * H * W + offs, acc, mask=offs < H * W)
+""")
+
+GROUP_NORM_CH = GROUP_NORM.replace(
+    "tl.store(y_ptr + pid * n + offs, y, mask=mask)",
+    "ch = offs // HW\n    tl.store(y_ptr + pid * n + offs, y * tl.load(weight_ptr + ch), mask=mask)",
+)
+ROW_TILE_SAME = ROW_TILE.replace(
+    "mask = cols[None, :] < N", "mask = (rows[:, None] < N) & (cols[None, :] < N)"
+)
+
+
+def test_unflip_taps_reads_the_filter_as_cross_correlation() -> None:
+    assert options(CONV_FLIPPED, "unflip_taps") == [
+        ["            wv = tl.load(w_ptr + c * KS * KS + kh * KS + kw)"]
+    ]
+    # An input read `K - 1 - k` away is not a filter: left alone.
+    source = CONV_FLIPPED.replace("(KS - 1 - kh) * KS + (KS - 1 - kw))", "kh * KS + kw)").replace(
+        "x_ptr + offs + kh * W + kw", "x_ptr + offs + (KS - 1 - kh) * W + kw"
+    )
+    assert options(source, "unflip_taps") == []
+
+
+def test_mask_axis_bound_gives_each_axis_its_own_size() -> None:
+    source = ROW_TILE.replace("mask = cols[None, :] < N", "mask = (rows[:, None] < N) & (cols[None, :] < N)")
+    found = options(source, "mask_axis_bound")
+    assert ["    mask = (rows[:, None] < M) & (cols[None, :] < N)"] in found
+    assert (
+        options(
+            ROW_TILE.replace("mask = cols[None, :] < N", "mask = (rows[:, None] < M) & (cols[None, :] < N)"),
+            "mask_axis_bound",
+        )
+        == []
+    )
+
+
+def test_channel_group_offset_adds_the_groups_first_channel() -> None:
+    source = GROUP_NORM_CH
+    found = options(source, "channel_group_offset", RuleContext.from_reference(GROUP_NORM_REFERENCE))
+    assert ["    ch = grp * C_PER_G + offs // HW"] in found
+    assert options(source, "channel_group_offset", RuleContext.from_reference("nn.LayerNorm(8)")) == []
+
+
 @pytest.mark.parametrize("rule", [r.id for r in index_rules.RULES])
 def test_every_index_rule_has_a_kernel_it_applies_to(rule: str) -> None:
     examples = [
@@ -285,6 +354,10 @@ def test_every_index_rule_has_a_kernel_it_applies_to(rule: str) -> None:
         GATHER,
         CUMPROD,
         HALF_SCAN,
+        GROUP_NORM,
+        GROUP_NORM_CH,
+        CONV_FLIPPED,
+        ROW_TILE_SAME,
     ]
     contexts = [RuleContext.from_reference(HALF_REFERENCE), RuleContext.from_reference(GROUP_NORM_REFERENCE)]
     found = [rw for source in examples for context in contexts for rw in propose(source, [rule], context)]

@@ -20,6 +20,10 @@ from kernel_medic.tools.rewrites import (
     _dotted,
     _expr,
     _forward,
+    _kernels,
+    _launches,
+    _names,
+    _params,
     _render,
     _rewrite,
     _tensor_params,
@@ -213,7 +217,123 @@ def _shape_in_scale(source: str, context: RuleContext | None = None) -> list[Rew
     return out
 
 
+def _zero_accumulated_output(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """A buffer the kernel accumulates into with atomics must start at zero, not as `torch.empty` garbage."""
+    tree = _tree(source)
+    fn = _forward(tree.module) if tree is not None else None
+    if tree is None or fn is None:
+        return []
+    kernels = {k.name.value: k for k in _kernels(tree.module)}
+    accumulated: set[str] = set()
+    for call in _launches(tree.module):
+        assert isinstance(call.func, cst.Subscript)
+        kernel = kernels.get(_render(call.func.value))
+        if kernel is None:
+            continue
+        params = [p.name.value for p in _params(kernel)]
+        targets = {
+            n
+            for atomic in _calls(kernel.body, "tl.atomic_add", "tl.atomic_max", "tl.atomic_min")
+            if atomic.args
+            for n in _names(atomic.args[0].value)
+        }
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        for param, arg in zip(params, positional, strict=False):
+            if param in targets and isinstance(arg.value, cst.Name):
+                accumulated.add(arg.value.value)
+    out: list[Rewrite] = []
+    for node in m.findall(fn.body, m.Assign()):
+        assert isinstance(node, cst.Assign)
+        names = set().union(*(_names(t.target) for t in node.targets))
+        value = node.value
+        if not (names & accumulated and isinstance(value, cst.Call)):
+            continue
+        func = _dotted(value.func) or ""
+        if func not in ("torch.empty", "torch.empty_like"):
+            continue
+        zeros = func.replace("empty", "zeros")
+        new = tree.replace(value.func, _expr(zeros))
+        what = (
+            f"ModelNew.forward: {', '.join(sorted(names))} accumulated with atomics starts at zero ({zeros})"
+        )
+        out.append(_rewrite("zero_accumulated_output", new, tree.line(node), what))
+    return out
+
+
+def _grid_block_pair(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """`cdiv(M, BLOCK_N)` in a launch grid: the axis tiled by BLOCK_N has N elements."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    scope = {n.value for n in m.findall(tree.module, m.Name()) if isinstance(n, cst.Name)}
+    out: list[Rewrite] = []
+    for cdiv in _calls(tree.module, "triton.cdiv", "cdiv"):
+        if len(cdiv.args) != 2 or not isinstance(cdiv.args[0].value, cst.Name):
+            continue
+        size = cdiv.args[0].value
+        found = re.search(r"BLOCK_?([A-Za-z]+)", _render(cdiv.args[1].value))
+        if not found:
+            continue
+        axis = found.group(1)
+        for wanted in (axis, axis.upper(), axis.lower()):
+            if wanted in scope and wanted != size.value and wanted != "SIZE":
+                new = tree.replace(size, cst.Name(wanted))
+                block = _render(cdiv.args[1].value).strip()
+                what = f"grid: the axis tiled by {block} has {wanted} elements, not {size.value}"
+                out.append(_rewrite("grid_block_pair", new, tree.line(cdiv), what))
+                break
+    return out
+
+
+def _reciprocal_scale(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """A scale applied by multiplication is the reciprocal of a divisor (softmax(x / T), 1 / sqrt(d))."""
+    tree = _tree(source)
+    fn = _forward(tree.module) if tree is not None else None
+    if tree is None or fn is None:
+        return []
+    out: list[Rewrite] = []
+    for node in m.findall(fn.body, m.Assign()):
+        assert isinstance(node, cst.Assign)
+        names = set().union(*(_names(t.target) for t in node.targets))
+        if not any("scale" in n.lower() for n in names):
+            continue
+        value = node.value
+        if (
+            isinstance(value, cst.BinaryOperation)
+            and isinstance(value.operator, cst.Divide)
+            and _render(value.left).strip() in ("1", "1.0")
+        ):
+            new_value = _expr(_render(value.right.with_changes(lpar=[], rpar=[])))
+        else:
+            divisor = _render(value) if isinstance(value, cst.Name | cst.Attribute) else f"({_render(value)})"
+            new_value = _expr(f"1.0 / {divisor}")
+        what = f"ModelNew.forward: scale {_render(new_value)}"
+        out.append(_rewrite("reciprocal_scale", tree.replace(value, new_value), tree.line(node), what))
+    return out
+
+
 RULES: tuple[Rule, ...] = (
+    Rule(
+        "zero_accumulated_output",
+        "a buffer accumulated with atomics is allocated with zeros",
+        "wrapper",
+        ("everywhere", "nan", "garbage_region", "scalar"),
+        _zero_accumulated_output,
+    ),
+    Rule(
+        "grid_block_pair",
+        "each grid axis is the cdiv of the size its block tiles",
+        "grid_coverage",
+        ("shape", "untouched_region", "zero_region", "garbage_region", "columns", "rows"),
+        _grid_block_pair,
+    ),
+    Rule(
+        "reciprocal_scale",
+        "a multiplicative scale is the reciprocal of the reference's divisor",
+        "operator_misread",
+        ("everywhere", "constant_ratio", "rows"),
+        _reciprocal_scale,
+    ),
     Rule(
         "expected_output_dtype",
         "the output is allocated in the dtype the reference returns",

@@ -128,10 +128,12 @@ def _mask_missing_axis(source: str, context: RuleContext | None = None) -> list[
         return []
     out: list[Rewrite] = []
     for fn in _kernels(tree.module):
+        # Offsets are built from tl.arange; masks and loaded values broadcast the same way are not offsets.
+        offsets = {t for targets, v in _assignments(fn.body) if _calls(v, "tl.arange") for t in targets}
         axes: dict[int, list[str]] = {0: [], 1: []}
         for sub in m.findall(fn.body, m.Subscript()):
             found = _broadcast_axis(sub)  # type: ignore[arg-type]
-            if found and found[0] not in axes[found[1]]:
+            if found and found[0] in offsets and found[0] not in axes[found[1]]:
                 axes[found[1]].append(found[0])
         ints = _int_params(fn)
         for mask in _mask_expressions(fn):
@@ -308,6 +310,126 @@ def _affine_channel(source: str, context: RuleContext | None = None) -> list[Rew
     return out
 
 
+# ---------------------------------------------------------------- filters, tile bounds and channel offsets
+
+_WEIGHT_WORDS = ("w", "weight", "filter", "kernel", "filt")
+
+
+def _is_weight_pointer(name: str) -> bool:
+    # `W` alone is a width, not a filter: a pointer is lower case or says `ptr`.
+    if "ptr" not in name.lower() and not name.islower():
+        return False
+    stem = name.lower().removesuffix("ptr").strip("_")
+    return stem in _WEIGHT_WORDS or stem.startswith(("weight", "filter"))
+
+
+def _unflip_taps(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """A filter read as `w[K - 1 - k]` is a true convolution; PyTorch's conv is cross-correlation: `w[k]`."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for fn in _kernels(tree.module):
+        for call in _calls(fn.body, "tl.load"):
+            if not call.args or not any(_is_weight_pointer(n) for n in _names(call.args[0].value)):
+                continue
+            mapping: dict[cst.CSTNode, cst.CSTNode] = {}
+            for op in m.findall(call.args[0].value, m.BinaryOperation(operator=m.Subtract())):
+                assert isinstance(op, cst.BinaryOperation)
+                inner = op.left
+                flipped = (
+                    isinstance(inner, cst.BinaryOperation)
+                    and isinstance(inner.operator, cst.Subtract)
+                    and _render(inner.right).strip() == "1"
+                    and isinstance(op.right, cst.Name)
+                )
+                if flipped:
+                    mapping[op] = cst.Name(op.right.value)  # type: ignore[union-attr]
+            if mapping:
+                new = _replace_many(tree.module, mapping)
+                what = f"{fn.name.value}: read the filter unflipped (cross-correlation, as PyTorch's conv)"
+                out.append(_rewrite("unflip_taps", new, tree.line(call), what))
+    return out
+
+
+def _mask_axis_bound(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """Both axes of a 2-D mask bounded by the same size: one of them is the other axis' size."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for fn in _kernels(tree.module):
+        ints = _int_params(fn)
+        for mask in _mask_expressions(fn):
+            by_axis: dict[int, list[cst.Comparison]] = {0: [], 1: []}
+            for cmp in m.findall(mask, m.Comparison()):
+                assert isinstance(cmp, cst.Comparison)
+                found = _broadcast_axis(cmp.left)
+                if (
+                    found
+                    and len(cmp.comparisons) == 1
+                    and isinstance(cmp.comparisons[0].comparator, cst.Name)
+                ):
+                    by_axis[found[1]].append(cmp)
+            if not (by_axis[0] and by_axis[1]):
+                continue
+            bounds = {c.comparisons[0].comparator.value for axis in (0, 1) for c in by_axis[axis]}  # type: ignore[attr-defined]
+            if len(bounds) != 1:
+                continue
+            (same,) = bounds
+            for cmp in (*by_axis[0], *by_axis[1]):
+                bound = cmp.comparisons[0].comparator
+                for n in ints:
+                    if n == same:
+                        continue
+                    new = tree.replace(bound, cst.Name(n))
+                    what = f"{fn.name.value}: {_render(cmp.left).strip()} bounded by {n}, not {same}"
+                    out.append(_rewrite("mask_axis_bound", new, tree.line(cmp), what))
+    return out
+
+
+def _channel_group_offset(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """GroupNorm's affine is per channel of the tensor: a channel within the group needs `g * C_per_g +`."""
+    if context is None or not any(k in context.reference_source for k in ("GroupNorm", "group_norm")):
+        return []
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for fn in _kernels(tree.module):
+        pids = set(_program_id_names(fn))
+        groups = [
+            n
+            for targets, v in _assignments(fn.body)
+            if isinstance(v, cst.BinaryOperation)
+            and isinstance(v.operator, cst.Modulo | cst.FloorDivide)
+            and _names(v.left) & pids
+            for n in sorted(targets)
+        ]
+        # Names the weight or bias pointer is indexed with.
+        affine_index = {
+            n
+            for call in _calls(fn.body, "tl.load")
+            if call.args and any(_role(p) for p in _names(call.args[0].value))
+            for n in _names(call.args[0].value)
+        }
+        for node in m.findall(fn.body, m.Assign()):
+            assert isinstance(node, cst.Assign)
+            if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+                continue
+            name = node.targets[0].target.value
+            if name not in affine_index or _names(node.value) & set(groups) or _names(node.value) & pids:
+                continue
+            for g in groups:
+                for p in _int_params(fn):
+                    new = _expr(f"{g} * {p} + {_render(node.value)}")
+                    what = f"{fn.name.value}: channel {name} offset by group {g} * {p}"
+                    out.append(
+                        _rewrite("channel_group_offset", tree.replace(node.value, new), tree.line(node), what)
+                    )
+    return out
+
+
 # ---------------------------------------------------------------- row addressing and program ids
 
 
@@ -369,15 +491,37 @@ def _pid_decomposition(source: str, context: RuleContext | None = None) -> list[
             kinds = {type(op.operator) for op in found}
             if kinds != {cst.FloorDivide, cst.Modulo}:
                 continue
-            for other in sizes:
-                if other == size:
-                    continue
-                mapping: dict[cst.CSTNode, cst.CSTNode] = {
-                    op.right: cst.Name(other) for op in found if isinstance(op.right, cst.Name)
+            # Grid sizes first, then the kernel's runtime sizes (a (n, c) split by C rather than N).
+            for other in dict.fromkeys([*sizes, size, *_int_params(fn)]):
+                if other != size:
+                    mapping: dict[cst.CSTNode, cst.CSTNode] = {
+                        op.right: cst.Name(other) for op in found if isinstance(op.right, cst.Name)
+                    }
+                    what = f"{fn.name.value}: decompose {pid} by {other}, not {size}"
+                    out.append(
+                        _rewrite(
+                            "pid_decomposition",
+                            _replace_many(tree.module, mapping),
+                            tree.line(found[0]),
+                            what,
+                        )
+                    )
+                # The quotient and the remainder may be the other way round: swap `//` and `%`.
+                swapped: dict[cst.CSTNode, cst.CSTNode] = {
+                    op: op.with_changes(
+                        operator=cst.Modulo()
+                        if isinstance(op.operator, cst.FloorDivide)
+                        else cst.FloorDivide(),
+                        right=cst.Name(other),
+                    )
+                    for op in found
                 }
-                new = _replace_many(tree.module, mapping)
-                what = f"{fn.name.value}: decompose {pid} by {other}, not {size}"
-                out.append(_rewrite("pid_decomposition", new, tree.line(found[0]), what))
+                what = f"{fn.name.value}: swap the quotient and remainder of {pid} by {other}"
+                out.append(
+                    _rewrite(
+                        "pid_decomposition", _replace_many(tree.module, swapped), tree.line(found[0]), what
+                    )
+                )
     return out
 
 
@@ -397,10 +541,10 @@ def _stride_owner(source: str, context: RuleContext | None = None) -> list[Rewri
         }
         owners = set(pointers.values()) - {""}
         strides = [p.name.value for p in _params(fn) if "stride" in p.name.value.lower()]
-        for call in _calls(fn.body, "tl.load", "tl.store"):
-            if not call.args:
-                continue
-            ptr_expr = call.args[0].value
+        # Pointer expressions: what loads and stores address, and pointer variables built from a parameter.
+        exprs = [call.args[0].value for call in _calls(fn.body, "tl.load", "tl.store") if call.args]
+        exprs += [v for _, v in _assignments(fn.body) if _names(v) & set(pointers)]
+        for ptr_expr in exprs:
             used = _names(ptr_expr)
             base = [p for p in pointers if p in used]
             if len(base) != 1:
@@ -408,12 +552,16 @@ def _stride_owner(source: str, context: RuleContext | None = None) -> list[Rewri
             own = pointers[base[0]]
             for stride in sorted(used & set(strides)):
                 tokens = _stride_tokens(stride)
-                foreign = [t for t in tokens if t in owners and t != own]
-                if not foreign or own in tokens:
+                if own in tokens:
                     continue
-                wanted = [t if t != foreign[0] else own for t in tokens]
+                wanted: list[list[str]] = []
+                for i, t in enumerate(tokens):
+                    # `idx_stride0` (a token per tensor) or `stride_ab` (tensor letter then axis letter).
+                    for o in sorted(owners - {own}):
+                        if t == o or (t.startswith(o) and t != "stride" and len(t) - len(o) <= 2):
+                            wanted.append([*tokens[:i], own + t[len(o) :], *tokens[i + 1 :]])
                 for candidate in strides:
-                    if _stride_tokens(candidate) == wanted:
+                    if _stride_tokens(candidate) in wanted:
                         mapping: dict[cst.CSTNode, cst.CSTNode] = {
                             n: cst.Name(candidate)
                             for n in m.findall(ptr_expr, m.Name(stride))
@@ -421,7 +569,7 @@ def _stride_owner(source: str, context: RuleContext | None = None) -> list[Rewri
                         }
                         new = _replace_many(tree.module, mapping)
                         what = f"{fn.name.value}: {base[0]} indexed with {candidate}, not {stride}"
-                        out.append(_rewrite("stride_owner", new, tree.line(call), what))
+                        out.append(_rewrite("stride_owner", new, tree.line(ptr_expr), what))
     return out
 
 
@@ -493,6 +641,27 @@ def _half_rounding(source: str, context: RuleContext | None = None) -> list[Rewr
 
 
 RULES: tuple[Rule, ...] = (
+    Rule(
+        "unflip_taps",
+        "a convolution reads its filter unflipped (cross-correlation)",
+        "operator_misread",
+        ("everywhere", "scattered", "shape"),
+        _unflip_taps,
+    ),
+    Rule(
+        "mask_axis_bound",
+        "each axis of a 2-D mask bounded by its own size",
+        "tail_mask",
+        ("untouched_region", "zero_region", "garbage_region", "shape", "rows", "columns"),
+        _mask_axis_bound,
+    ),
+    Rule(
+        "channel_group_offset",
+        "GroupNorm's per-channel affine indexed by the channel in the whole tensor",
+        "normalisation",
+        ("everywhere", "rows", "periodic", "constant_offset"),
+        _channel_group_offset,
+    ),
     Rule(
         "affine_channel",
         "a channel-wise norm applies its affine weight and bias per channel",

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from kernel_medic.tools import formula_rules, geometry_rules, host_rules, index_rules, rewrites
+from kernel_medic.tools import (
+    formula_rules,
+    geometry_rules,
+    host_rules,
+    index_rules,
+    reduction_rules,
+    rewrites,
+)
 from kernel_medic.tools.rewrites import Rewrite, Rule, RuleContext
 
 RULES: dict[str, Rule] = {
@@ -13,6 +20,7 @@ RULES: dict[str, Rule] = {
     **{rule.id: rule for rule in geometry_rules.RULES},
     **{rule.id: rule for rule in index_rules.RULES},
     **{rule.id: rule for rule in host_rules.RULES},
+    **{rule.id: rule for rule in reduction_rules.RULES},
 }
 
 
