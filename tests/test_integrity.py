@@ -249,6 +249,14 @@ def test_counting_entries_equal_to_a_constant_is_glue_but_other_sums_are_not() -
     assert "tensor_method_compute" in rules_for(with_forward_tail("        return (x != out).sum() + out\n"))
 
 
+def test_dividing_a_kernel_written_buffer_by_a_size_is_glue() -> None:
+    # A kernel that atomically sums a loss into `out`; the host divides by the element count for the mean.
+    mean = "        return out / n\n"
+    assert static_findings(with_forward_tail(mean)) == []
+    assert "tensor_arithmetic" in rules_for(with_forward_tail("        return out / 3.0\n"))
+    assert "tensor_arithmetic" in rules_for(with_forward_tail("        return x / n\n"))
+
+
 def test_regeneration_and_kernel_deletion_are_flagged() -> None:
     tweak = BASE.replace("x * 2.0", "x * 2.0 + 0.0")
     assert rules_for(tweak, original=BASE) == set()

@@ -175,6 +175,9 @@ def _is_kernel(fn: ast.FunctionDef) -> bool:
     return any(any(k in ast.unparse(d) for k in ("jit", "autotune", "heuristics")) for d in fn.decorator_list)
 
 
+_ALLOCATORS = {"empty", "empty_like", "zeros", "zeros_like", "full", "full_like", "new_empty", "new_zeros"}
+
+
 def _is_count(node: ast.AST) -> bool:
     """`(t != c)` / `(t == c)` with a constant or attribute `c`: `.sum()` of it counts, computes nothing."""
     if not (
@@ -522,6 +525,8 @@ class _FunctionScan:
                 else:
                     self.call(node)
             elif isinstance(node, ast.BinOp) and isinstance(node.op, _ARITH) and self.phase == "forward":
+                if self.is_mean_of_kernel_output(node):
+                    continue  # a kernel's sum divided by the element count: the mean's last step, on the host
                 if (
                     isinstance(node.op, ast.MatMult)
                     or self.is_tensor(node.left)
@@ -597,6 +602,30 @@ class _FunctionScan:
                     and self.is_tensor(node.iter)
                 ):
                     self.tensors.add(node.target.id)
+
+    def is_mean_of_kernel_output(self, node: ast.BinOp) -> bool:
+        """`out / n`: `out` allocated here and handed to a kernel launch, `n` a size (a mean's last step)."""
+        if not (isinstance(node.op, ast.Div) and isinstance(node.left, ast.Name)):
+            return False
+        allocated = {
+            t.id
+            for a in ast.walk(self.fn)
+            if isinstance(a, ast.Assign)
+            and isinstance(a.value, ast.Call)
+            and (self.s.qualify(a.value.func) or "").split(".")[-1] in _ALLOCATORS
+            for t in a.targets
+            if isinstance(t, ast.Name)
+        }
+        launched = {
+            a.id
+            for call in ast.walk(self.fn)
+            if isinstance(call, ast.Call)
+            and (isinstance(call.func, ast.Subscript) or self.is_kernel_call(call))
+            for a in call.args
+            if isinstance(a, ast.Name)
+        }
+        name = node.left.id
+        return name in allocated & launched and self.is_shape(node.right) and not self.is_tensor(node.right)
 
     def is_tensor(self, node: ast.AST) -> bool:
         if isinstance(node, ast.Name):
