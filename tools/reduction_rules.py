@@ -114,15 +114,42 @@ def _needs_parens(tree: _Tree, node: cst.CSTNode) -> bool:
     )
 
 
+def _addends(expr: cst.BaseExpression) -> set[str]:
+    """Names added at the top of `expr` (`K` and `offs` in `K + offs + i * stride`)."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add | cst.Subtract):
+        return _addends(expr.left) | _addends(expr.right)
+    return {expr.value} if isinstance(expr, cst.Name) else set()
+
+
+def _pointer_bases(fn: cst.FunctionDef) -> set[str]:
+    """Names that address memory: the base of a load or store pointer, however the pointer is built."""
+    values = _values_of(fn)
+    todo = [
+        a.value
+        for c in _calls(fn.body, "tl.load", "tl.store", "tl.atomic_add")
+        for a in c.args[:1]
+        if a.keyword is None or a.keyword.value == "pointer"
+    ]
+    seen: set[str] = set()
+    while todo:
+        for name in _addends(todo.pop()) - seen:
+            seen.add(name)
+            todo.extend(values.get(name, []))
+    return seen
+
+
 def _scalar_params(fn: cst.FunctionDef) -> tuple[list[str], set[str]]:
     """Runtime integer-like parameters (not pointers, strides or float factors), and the constexpr ones."""
     constexpr = _constexpr_params(fn)
+    pointers = _pointer_bases(fn)
     runtime = []
     for p in _params(fn):
         low = p.name.value.lower()
-        if p.name.value in constexpr or "ptr" in low or "stride" in low:
+        if p.name.value in constexpr or p.name.value in pointers or "ptr" in low or "stride" in low:
             continue
-        if any(k in low for k in ("eps", "scale", "alpha", "beta", "temp", "slope", "momentum", "p_")):
+        if low in ("p", "q") or any(
+            k in low for k in ("eps", "scale", "alpha", "beta", "temp", "slope", "momentum", "norm", "power")
+        ):
             continue
         if p.annotation is not None and (_dotted(p.annotation.annotation) or "") == "float":
             continue
@@ -140,10 +167,14 @@ _EXP_LOG = {
 }
 
 
-def _is_shifted(expr: cst.BaseExpression) -> bool:
-    """`x - m` (a subtraction of anything) is already a shifted argument."""
+def _is_shifted(
+    expr: cst.BaseExpression, values: dict[str, list[cst.BaseExpression]], depth: int = 3
+) -> bool:
+    """`x - m` (a subtraction of anything, written here or assigned to the name used) is already shifted."""
     while isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply | cst.Divide):
         expr = expr.left
+    if isinstance(expr, cst.Name) and depth > 0:
+        return any(_is_shifted(v, values, depth - 1) for v in values.get(expr.value, []))
     return isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Subtract)
 
 
@@ -159,9 +190,32 @@ def _sum_of_exp(
         inner = values[inner.value][0]
     if not (isinstance(inner, cst.Call) and _dotted(inner.func) in _EXP_LOG and inner.args):
         return None
-    if _is_shifted(inner.args[0].value):
+    if _is_shifted(inner.args[0].value, values):
         return None
     return expr, inner, _dotted(inner.func) or ""
+
+
+def _two_d(fn: cst.FunctionDef, expr: cst.BaseExpression) -> bool:
+    """`expr` is a 2-D tile: something it is computed from broadcasts a vector over two axes."""
+    values = _values_of(fn)
+    todo, seen = [expr], set()
+    while todo:
+        node = todo.pop()
+        for sub in m.findall(node, m.Subscript()):
+            if isinstance(sub, cst.Subscript) and _subscript_axes(sub) in ("N:", ":N"):
+                return True
+        for name in _names(node) - seen:
+            seen.add(name)
+            todo.extend(values.get(name, []))
+    return False
+
+
+def _expansion(fn: cst.FunctionDef, x: cst.BaseExpression, axis: cst.Arg | None) -> str:
+    """How a row statistic of `x` broadcasts back against it: `[:, None]` after reducing axis 1 of a tile."""
+    # Axis 0 is nearly always a 1-D row reduced to a scalar; a column reduction of a tile is rare.
+    if axis is None or _is_number(axis.value, 0) or not _two_d(fn, x):
+        return ""
+    return "[:, None]"
 
 
 def _logsumexp_shift(source: str, context: RuleContext | None = None) -> list[Rewrite]:
@@ -202,9 +256,11 @@ def _logsumexp_shift(source: str, context: RuleContext | None = None) -> list[Re
                 new = cst.BinaryOperation(left=cst.Name(mx), operator=cst.Add(), right=node)  # type: ignore[arg-type]
                 return _wrapped(new) if wrap else new
 
-            def shift_exp(node: cst.CSTNode, mx: str = mx) -> cst.CSTNode:
+            expand = _expansion(fn, x, axis)
+
+            def shift_exp(node: cst.CSTNode, mx: str = mx, expand: str = expand) -> cst.CSTNode:
                 assert isinstance(node, cst.Call)
-                shifted = _expr(f"{_render(node.args[0].value)} - {mx}")
+                shifted = _expr(f"{_render(node.args[0].value)} - {mx}{expand}")
                 return node.with_changes(args=[node.args[0].with_changes(value=shifted), *node.args[1:]])
 
             new = _edit(
@@ -252,6 +308,7 @@ def _online_logsumexp(tree: _Tree, fn: cst.FunctionDef, log: cst.Call, acc: str)
             x = _render(exp.args[0].value)
             axis = _arg(total, "axis", 1)
             axis_code = f", axis={_render(axis.value)}" if axis is not None else ""
+            expand = _expansion(fn, exp.args[0].value, axis)
             mx = _fresh(fn, f"{acc}_max")
             mx_new = _fresh(fn, f"{acc}_max_new")
             stmt = _statement(tree, node)
@@ -275,7 +332,7 @@ def _online_logsumexp(tree: _Tree, fn: cst.FunctionDef, log: cst.Call, acc: str)
                     init_stmt: [f"{mx} = {_render(neg_inf)}"],
                     stmt: [
                         f"{acc} = {acc} * {exp_name}({mx} - {mx_new})"
-                        f" + tl.sum({exp_name}({x} - {mx_new}){axis_code})",
+                        f" + tl.sum({exp_name}({x} - {mx_new}{expand}){axis_code})",
                         f"{mx} = {mx_new}",
                     ],
                 },
@@ -354,6 +411,9 @@ def _update_kind(acc: str, value: cst.BaseExpression, op: cst.CSTNode | None) ->
         if isinstance(op, cst.AddAssign | cst.SubtractAssign):
             return "add"
         return None
+    where = _where_kind(acc, value)
+    if where is not None:
+        return where
     for kind, names in (("max", ("tl.maximum", "tl.max")), ("min", ("tl.minimum", "tl.min"))):
         for call in _calls(value, *names):
             args = [a.value for a in call.args if a.keyword is None]
@@ -369,6 +429,30 @@ def _update_kind(acc: str, value: cst.BaseExpression, op: cst.CSTNode | None) ->
         if isinstance(value.operator, cst.Add | cst.Subtract) and acc in _names(value):
             return "add"
     return None
+
+
+def _where_kind(acc: str, value: cst.BaseExpression) -> str | None:
+    """ "max" / "min" for `acc = tl.where(v > acc, v, acc)` and its mirrored spellings (a running argmax)."""
+    if not (isinstance(value, cst.Call) and _dotted(value.func) == "tl.where" and len(value.args) == 3):
+        return None
+    cond, a, b = (arg.value for arg in value.args)
+    is_acc = [isinstance(x, cst.Name) and x.value == acc for x in (a, b)]
+    if is_acc[0] == is_acc[1] or not isinstance(cond, cst.Comparison) or len(cond.comparisons) != 1:
+        return None
+    left, op = cond.left, cond.comparisons[0].operator
+    right = cond.comparisons[0].comparator
+    greater = isinstance(op, cst.GreaterThan | cst.GreaterThanEqual)
+    if not greater and not isinstance(op, cst.LessThan | cst.LessThanEqual):
+        return None
+    if isinstance(right, cst.Name) and right.value == acc:
+        new_wins_if_larger = greater  # `v > acc`
+    elif isinstance(left, cst.Name) and left.value == acc:
+        new_wins_if_larger = not greater  # `acc < v`
+    else:
+        return None
+    if is_acc[0]:  # the new value is taken when the condition fails
+        new_wins_if_larger = not new_wins_if_larger
+    return "max" if new_wins_if_larger else "min"
 
 
 _INIT_NEUTRAL = {"max": 'float("-inf")', "min": 'float("inf")', "mul": "1.0"}
@@ -454,38 +538,38 @@ def _arange_length(value: cst.BaseExpression) -> str | None:
     return None
 
 
-def _key_offsets(tree: _Tree, fn: cst.FunctionDef, scope: cst.CSTNode) -> list[str]:
-    """Expressions for the key offsets of a score tile: vectors broadcast over a tile's axes in `scope`."""
+def _key_offsets(fn: cst.FunctionDef, scope: cst.CSTNode) -> list[str]:
+    """Expressions for the key offsets of a score tile: in a key loop, the loop's offsets vector (a name
+    assigned in the loop and broadcast over a tile axis, else `start + arange` for an arange of the loop's
+    step); without a loop, the kernel's aranges broadcast over a tile axis."""
     values = _values_of(fn)
-    local = _loop_values(scope) if isinstance(scope, cst.For | cst.While) else {}
-    step: str | None = None
-    var: str | None = None
-    if isinstance(scope, cst.For) and isinstance(scope.target, cst.Name):
-        var = scope.target.value
-        it = scope.iter
-        if isinstance(it, cst.Call) and _dotted(it.func) in ("range", "tl.range") and len(it.args) >= 3:
-            step = _render(it.args[2].value)
+    broadcast = [
+        sub.value.value
+        for sub in m.findall(scope, m.Subscript(value=m.Name()))
+        if isinstance(sub, cst.Subscript)
+        and isinstance(sub.value, cst.Name)
+        and _subscript_axes(sub) in ("N:", ":N")
+    ]
     out: list[str] = []
-    for sub in m.findall(scope, m.Subscript(value=m.Name())):
-        assert isinstance(sub, cst.Subscript) and isinstance(sub.value, cst.Name)
-        if _subscript_axes(sub) not in ("N:", ":N"):
-            continue
-        name = sub.value.value
-        if name in local and len(local[name]) == 1:
-            if var is None or var in _names(local[name][0]) or _calls(local[name][0], "tl.arange"):
-                expr = name
-            else:
-                continue
-        elif var is not None and step is not None and len(values.get(name, [])) == 1:
-            if _arange_length(values[name][0]) != step:
-                continue
-            expr = f"({var} + {name})"
-        elif var is None and len(values.get(name, [])) == 1 and _calls(values[name][0], "tl.arange"):
-            expr = name
-        else:
-            continue
-        if expr not in out:
-            out.append(expr)
+    if not isinstance(scope, cst.For | cst.While):
+        for name in broadcast:
+            if len(values.get(name, [])) == 1 and _calls(values[name][0], "tl.arange") and name not in out:
+                out.append(name)
+        return out
+    local = _loop_values(scope)
+    var = scope.target.value if isinstance(scope, cst.For) and isinstance(scope.target, cst.Name) else None
+    for name in broadcast:
+        vs = local.get(name, [])
+        if len(vs) == 1 and (var in _names(vs[0]) or _calls(vs[0], "tl.arange")) and name not in out:
+            out.append(name)
+    if out or not isinstance(scope, cst.For) or var is None:
+        return out
+    it = scope.iter
+    if isinstance(it, cst.Call) and _dotted(it.func) in ("range", "tl.range") and len(it.args) >= 3:
+        step = _render(it.args[2].value)
+        for name, vs in values.items():
+            if len(vs) == 1 and _arange_length(vs[0]) == step:
+                out.append(f"({var} + {name})")
     return out
 
 
@@ -536,7 +620,7 @@ def _mask_scores(source: str, context: RuleContext | None = None) -> list[Rewrit
                 continue
             if any(s in _names(w) for w in _calls(scope, "tl.where")):
                 continue
-            offsets = _key_offsets(tree, fn, scope)
+            offsets = _key_offsets(fn, scope)
             for offs in offsets:
                 bare = offs.strip("()")
                 lengths = [
@@ -595,6 +679,22 @@ def _squared_flow(fn: cst.FunctionDef, expr: cst.BaseExpression, depth: int = 3)
     return any(_squared_flow(fn, v, depth - 1) for n in _names(expr) for v in values.get(n, []))
 
 
+_ROOTS = ("tl.sqrt", "tl.rsqrt", "tl.math.sqrt", "tl.math.rsqrt", "tl.sqrt_rn", "libdevice.rsqrt")
+
+
+def _under_root(tree: _Tree, fn: cst.FunctionDef, div: cst.BinaryOperation) -> bool:
+    """`div` is taken a square root of, in place or through the name it is assigned to (a variance, e.g.
+    from a Welford M2 whose products are not plain squares)."""
+    ancestors = _ancestors(tree, div)
+    if any(isinstance(a, cst.Call) and (_dotted(a.func) or "").endswith(_ROOTS) for a in ancestors):
+        return True
+    assign = next((a for a in ancestors if isinstance(a, cst.Assign)), None)
+    if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+        return False
+    target = assign.targets[0].target.value
+    return any(target in _names(c) for c in _calls(fn.body, *_ROOTS))
+
+
 def _variance_divisor(source: str, context: RuleContext | None = None) -> list[Rewrite]:
     """A variance divided by N where the reference divides by N - 1, or the other way round."""
     tree = _tree(source)
@@ -614,7 +714,7 @@ def _variance_divisor(source: str, context: RuleContext | None = None) -> list[R
                 numerator = parent.right if parent.left is div else parent.left
             if not (_calls(numerator, "tl.sum") or isinstance(numerator, cst.Name)):
                 continue
-            if not _squared_flow(fn, numerator):
+            if not (_squared_flow(fn, numerator) or _under_root(tree, fn, div)):
                 continue
             count = _is_minus_one(div.right)
             if biased and count is not None:
@@ -630,6 +730,27 @@ def _variance_divisor(source: str, context: RuleContext | None = None) -> list[R
                 continue
             new = tree.replace(div.right, new_right)
             out.append(_rewrite("variance_divisor", new, tree.line(div.right), f"{fn.name.value}: {what}"))
+        for aug in m.findall(fn.body, m.AugAssign(operator=m.DivideAssign())):
+            # `var /= (n - 1)` after `var = tl.sum(d * d)`.
+            assert isinstance(aug, cst.AugAssign)
+            if not (isinstance(aug.target, cst.Name) and _squared_flow(fn, aug.target)):
+                continue
+            count = _is_minus_one(aug.value)
+            if biased and count is not None:
+                atomic = isinstance(count, cst.Name | cst.Attribute | cst.Call | cst.Subscript | cst.Integer)
+                new_value = count.with_changes(lpar=[], rpar=[]) if atomic else _wrapped(count)
+                what = "biased variance like the reference: divide by N"
+            elif (
+                not biased
+                and count is None
+                and not (isinstance(aug.value, cst.Name) and aug.value.value in constexpr)
+            ):
+                new_value = _expr(f"({_render(aug.value)} - 1)")
+                what = "unbiased variance like the reference: divide by N - 1"
+            else:
+                continue
+            new = tree.replace(aug.value, new_value)
+            out.append(_rewrite("variance_divisor", new, tree.line(aug), f"{fn.name.value}: {what}"))
     return out
 
 
