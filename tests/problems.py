@@ -29,6 +29,15 @@ def get_init_inputs():
     return []
 """
 
+# The same operator with its constant behind a method: the offline engine reads the reference's forward
+# expression (the reference-formula rule) but not helpers it calls, so a candidate with a wrong constant stays
+# unrepaired offline while an LLM (or a person) can still fix it.
+OPAQUE_SCALE_REFERENCE = SCALE_REFERENCE.replace(
+    "    def forward(self, x):\n        return x * 2.0\n",
+    "    def forward(self, x):\n        return self.double(x)\n\n"
+    "    def double(self, x):\n        return x * 2.0\n",
+)
+
 SCALE_CANDIDATE = """\
 import torch
 import torch.nn as nn

@@ -14,13 +14,14 @@ import pytest
 from kernel_medic.graph.cli_batch import main
 from kernel_medic.tools.batch import FINISHED, discover, read_rows
 from kernel_medic.tools.trace import read_trace
-from problems import SCALE_CANDIDATE, scale_candidate, write_problem
+from problems import OPAQUE_SCALE_REFERENCE, SCALE_CANDIDATE, SCALE_REFERENCE, scale_candidate, write_problem
 
 VARIANTS = {
-    "ok": (SCALE_CANDIDATE, "repaired"),
-    "wrong": (scale_candidate(("x * 2.0", "x * 3.0")), "unrepaired"),  # no rule fixes a wrong constant
-    "le": (scale_candidate(("offs < n", "offs <= n")), "repaired"),
-    "grid": (scale_candidate(("triton.cdiv(n, 256)", "n // 256")), "repaired"),
+    "ok": (SCALE_CANDIDATE, SCALE_REFERENCE, "repaired"),
+    # A wrong constant the reference hides behind a method: no offline rule can read the right one.
+    "wrong": (scale_candidate(("x * 2.0", "x * 3.0")), OPAQUE_SCALE_REFERENCE, "unrepaired"),
+    "le": (scale_candidate(("offs < n", "offs <= n")), SCALE_REFERENCE, "repaired"),
+    "grid": (scale_candidate(("triton.cdiv(n, 256)", "n // 256")), SCALE_REFERENCE, "repaired"),
 }
 KINDS = ["ok", "wrong", "ok", "le", "wrong", "ok", "grid", "ok", "wrong", "ok", "le"]
 # Fewer evaluation cases than the default full tier: the batch machinery, not the evaluator, is under test.
@@ -32,8 +33,9 @@ def make_batch(root: Path) -> dict[str, str]:
     expected = {}
     for i, kind in enumerate(KINDS):
         name = f"group{i % 2}/{kind}_{i:02d}"
-        write_problem(root / name, VARIANTS[kind][0], toml=LIGHT_TOML)
-        expected[name] = VARIANTS[kind][1]
+        candidate, reference, status = VARIANTS[kind]
+        write_problem(root / name, candidate, reference, toml=LIGHT_TOML)
+        expected[name] = status
     return expected
 
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from problems import SCALE_REFERENCE, scale_candidate
+from problems import OPAQUE_SCALE_REFERENCE, SCALE_REFERENCE, scale_candidate
 
 KMEDIC = str(Path(sys.executable).parent / "kmedic")
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "softmax_tail"
@@ -39,12 +39,12 @@ def test_bench_reports_rates_and_resumes(tmp_path: Path) -> None:
         softmax,
         fixed_softmax,
     )
-    # A wrong constant: no offline rule touches literals, so this one stays unrepaired.
+    # A wrong constant the reference hides behind a method: no offline rule can read it (stays unrepaired).
     write_case(
         corpus,
         "elementwise_01_constant",
         "elementwise",
-        SCALE_REFERENCE,
+        OPAQUE_SCALE_REFERENCE,
         scale_candidate(("x * 2.0", "x * 3.0")),
         scale_candidate(),
     )

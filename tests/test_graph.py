@@ -13,7 +13,7 @@ from kernel_medic.graph.budget import stop_reason
 from kernel_medic.graph.builder import build_graph
 from kernel_medic.graph.config import RepairConfig
 from openai_server import ScriptedOpenAIServer
-from problems import scale_candidate, write_problem
+from problems import OPAQUE_SCALE_REFERENCE, scale_candidate, write_problem
 
 KMEDIC = str(Path(sys.executable).parent / "kmedic")
 NODES = {
@@ -270,7 +270,7 @@ def test_a_cheating_patch_is_turned_back_and_never_repaired(tmp_path: Path) -> N
 
 
 def test_hybrid_uses_rules_first_and_the_llm_only_when_they_run_out(tmp_path: Path) -> None:
-    folder = write_problem(tmp_path / "p", scale_candidate(("x * 2.0", "x * 3.0")))
+    folder = write_problem(tmp_path / "p", scale_candidate(("x * 2.0", "x * 3.0")), OPAQUE_SCALE_REFERENCE)
     fix = edit(
         "    tl.store(out_ptr + offs, x * 3.0, mask=mask)", "    tl.store(out_ptr + offs, x * 2.0, mask=mask)"
     )
@@ -279,7 +279,7 @@ def test_hybrid_uses_rules_first_and_the_llm_only_when_they_run_out(tmp_path: Pa
             folder, RepairConfig(strategy="hybrid", base_url=server.base_url, workers=2), tmp_path / "a"
         )
     assert result.status == "repaired" and result.llm_calls == 1
-    assert [a["strategy"] for a in result.attempts] == ["llm"]  # no rule applies to a wrong constant
+    assert [a["strategy"] for a in result.attempts] == ["llm"]  # no rule can read the hidden constant
     with ScriptedOpenAIServer([]) as server:  # any LLM request here would fail the run
         example = run(
             Path("examples/softmax_tail"),

@@ -13,7 +13,7 @@ from kernel_medic.graph.api import repair
 from kernel_medic.graph.config import RepairConfig
 from kernel_medic.tools.batch import run_batch
 from kernel_medic.tools.html_report import html_for_repair
-from problems import SCALE_CANDIDATE, scale_candidate, write_problem
+from problems import OPAQUE_SCALE_REFERENCE, SCALE_CANDIDATE, scale_candidate, write_problem
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 LIGHT_TOML = "seeds = [0, 1]\nvalue_variants = false\nautomatic_shapes = false\n"
@@ -88,7 +88,10 @@ def test_batch_index_links_every_case_report(tmp_path: Path, browser: object) ->
     root = tmp_path / "problems"
     write_problem(root / "passes", SCALE_CANDIDATE, toml=LIGHT_TOML)
     write_problem(
-        root / "nested" / "wrong_constant", scale_candidate(("x * 2.0", "x * 3.0")), toml=LIGHT_TOML
+        root / "nested" / "wrong_constant",
+        scale_candidate(("x * 2.0", "x * 3.0")),
+        OPAQUE_SCALE_REFERENCE,
+        toml=LIGHT_TOML,
     )
     run = run_batch(root, tmp_path / "out", RepairConfig(max_iterations=1), workers=2, html=True)
     assert Path(run.index_path) == tmp_path / "out" / "index.html"
