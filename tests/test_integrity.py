@@ -309,6 +309,17 @@ def test_cli_audit_exit_codes_and_json(tmp_path: Path, capsys: pytest.CaptureFix
     assert code == 2
 
 
+def test_constant_buffers_built_in_init_are_not_computation() -> None:
+    init = "        self.register_buffer('edges', torch.linspace(-3.0, 3.0, 16))\n"
+    source = BASE.replace("        super().__init__()\n", "        super().__init__()\n" + init, 1)
+    assert init in source
+    assert static_findings(source) == []
+    # The same grid built in forward is computation outside the kernel.
+    assert "torch_compute" in rules_for(
+        with_forward_tail("        e = torch.linspace(-3.0, 3.0, 16)\n        return out\n")
+    )
+
+
 def test_parameters_initialised_in_init_are_not_computation() -> None:
     # Found by the corpus bench: an RMSNorm repair was refused for `nn.Parameter(torch.ones(dim))`.
     source = (Path(__file__).parent / "cheats" / "honest_scale_basic.py").read_text()

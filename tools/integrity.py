@@ -37,8 +37,12 @@ GLUE = {
     "current_device", "get_device_properties", "get_device_capability", "device_count", "is_available",
     "set_device", "compile", "jit",
 }  # fmt: skip
-# Random generators: weight initialisation in __init__ is legitimate, anywhere else they are not glue.
+# Random generators and constant grids: building weights or buffers in __init__ is legitimate (a model's
+# `register_buffer("boundaries", torch.linspace(...))`), anywhere else they are not glue.
 INIT_ONLY = {
+    "linspace",
+    "logspace",
+    "eye",
     "randn",
     "rand",
     "randint",
