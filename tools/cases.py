@@ -28,6 +28,9 @@ VALUE_VARIANTS: tuple[str, ...] = (
     "integer_ties",
 )
 
+# The variants that only rescale the inputs, by their factor (the evaluator scales atol up with them).
+MAGNITUDES: dict[str, float] = {"x100": 100.0, "x1e-3": 1e-3}
+
 # Keeps all_negative / all_positive strictly away from zero in every float dtype, bfloat16 included.
 _SIGN_MARGIN = 1e-2
 _HEAVY_TAIL_CLIP = 1e3
@@ -245,10 +248,8 @@ def apply_value_variant(t: torch.Tensor, variant: str, generator: torch.Generato
         return t
     with torch.no_grad():
         x = t.detach().to(torch.float64)
-        if variant == "x100":
-            values = x * 100
-        elif variant == "x1e-3":
-            values = x * 1e-3
+        if variant in MAGNITUDES:
+            values = x * MAGNITUDES[variant]
         elif variant == "all_negative":
             values = -x.abs() - _SIGN_MARGIN
         elif variant == "all_positive":

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import torch
-from kernel_medic.tools.cases import CaseSpec, cases_for_tier, rewrite_constants
+from kernel_medic.tools.cases import MAGNITUDES, CaseSpec, cases_for_tier, rewrite_constants
 from kernel_medic.tools.jobs import canary_bits
 from kernel_medic.tools.mismatch import Comparison, Tolerance, compare, describe, tolerance_for
 from kernel_medic.tools.problem import InvalidProblem, Problem
@@ -280,9 +280,10 @@ def _compare_case(problem: Problem, ref: _Reference, result: dict[str, Any], wal
     comparisons: list[Comparison] = []
     for i, reference in enumerate(ref.outputs):
         tol = tolerance_for(reference.dtype, overrides)
-        if ref.spec.value_variant == "x100":
+        scale = MAGNITUDES.get(ref.spec.value_variant or "", 1.0)
+        if scale > 1.0:
             # Inputs 100x larger make a correct kernel's rounding error 100x larger in absolute terms too.
-            tol = Tolerance(tol.atol * 100, tol.rtol)
+            tol = Tolerance(tol.atol * scale, tol.rtol)
         # With a repeated run, judge the worse of the two: a kernel that passes by luck on stale memory fails.
         per_run = [compare(run[i], reference, tol, tensor_inputs) for run in runs]
         comparisons.append(min(per_run, key=lambda c: c.correct))
