@@ -96,11 +96,17 @@ def resume(
     thread_id: str, *, checkpoint_db: str | os.PathLike[str] | None = None, progress: ProgressFn | None = None
 ) -> RepairResult:
     """Continue a run that was interrupted (killed, crashed) from its last checkpoint."""
+    thread = {"configurable": {"thread_id": thread_id}}
     with _checkpointer(checkpoint_db) as saver:
-        snapshot = build_graph(saver).get_state({"configurable": {"thread_id": thread_id}})
-    if not snapshot.values:
+        snapshot = build_graph(saver).get_state(thread)
+        saved = saver.get_tuple(thread)
+    # A run killed right after its first checkpoint holds its inputs unapplied, in the `__start__` channel;
+    # the state then has only reducer defaults, and resuming runs `__start__` from those inputs.
+    pending = saved.checkpoint["channel_values"].get("__start__") if saved else None
+    values = snapshot.values if "config" in snapshot.values else pending
+    if not isinstance(values, dict) or "config" not in values:
         raise ValueError(f"no checkpointed run with thread id {thread_id!r}")
-    config = RepairConfig.from_dict(snapshot.values["config"])
+    config = RepairConfig.from_dict(values["config"])
     return _run(None, config, thread_id, checkpoint_db, progress)
 
 

@@ -71,7 +71,8 @@ def test_ray_batch_retries_a_lost_worker_once_then_fails_the_case(tmp_path: Path
     assert rows["a_ok"]["status"] == "repaired" and rows["a_ok"]["tries"] == 1
     assert rows["d_wrong"]["status"] == "unrepaired", rows["d_wrong"]["error"]
     # Killed once: retried on a fresh worker (a different process) and repaired there.
-    assert rows["b_killed_once"]["status"] == "repaired" and rows["b_killed_once"]["tries"] == 2
+    retried = rows["b_killed_once"]
+    assert retried["status"] == "repaired" and retried["tries"] == 2, (retried.get("error"), stderr[-3000:])
     assert rows["b_killed_once"]["worker"] != f"ray:{killed['b_killed_once'][0]}"
     assert sum(e["event"] == "run_end" for e in read_trace(rows["b_killed_once"]["trace_path"])) == 1
     # Killed on the retry too: recorded as failed, not retried a third time.

@@ -5,15 +5,20 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from kernel_medic.graph.api import repair, resume
+from kernel_medic.graph.config import RepairConfig
 from kernel_medic.graph.replay import replay
+from problems import scale_candidate, write_problem
 
 KMEDIC = str(Path(sys.executable).parent / "kmedic")
 EXAMPLE = str(Path("examples/softmax_tail").resolve())
+LIGHT_TOML = "seeds = [0, 1]\nvalue_variants = false\nautomatic_shapes = false\n"
 
 
 def kmedic(*args: str) -> subprocess.CompletedProcess[str]:
@@ -46,6 +51,23 @@ def test_a_killed_run_resumes_to_the_same_result(tmp_path: Path) -> None:
     for key in ("status", "stop_reason", "score", "diff", "iterations", "integrity"):
         assert got[key] == want[key], key
     assert "[intake]" not in resumed.stderr  # it continued; it did not start over
+
+
+def test_a_run_killed_at_its_first_checkpoint_resumes_from_its_saved_inputs(tmp_path: Path) -> None:
+    # Killed between the first checkpoint (inputs saved, not yet applied) and the second: the state has only
+    # reducer defaults, and the run must still resume rather than fail (a Ray batch retry once hit this).
+    write_problem(tmp_path / "p", scale_candidate(("offs < n", "offs <= n")), toml=LIGHT_TOML)
+    db = tmp_path / "cp.sqlite"
+    config = RepairConfig(max_iterations=2)
+    done = repair(tmp_path / "p", None, config, thread_id="t", checkpoint_db=db, trace=tmp_path / "a.jsonl")
+    assert done.status == "repaired"
+    with sqlite3.connect(db) as conn:  # keep only the first checkpoint, as a SIGKILL at that moment leaves
+        (first,) = conn.execute("SELECT min(checkpoint_id) FROM checkpoints").fetchone()
+        conn.execute("DELETE FROM checkpoints WHERE checkpoint_id != ?", (first,))
+        conn.execute("DELETE FROM writes")  # nor the first step's writes: the kill came before them
+
+    resumed = resume("t", checkpoint_db=db)
+    assert (resumed.status, resumed.diff, resumed.iterations) == (done.status, done.diff, done.iterations)
 
 
 def test_unknown_thread_is_bad_input(tmp_path: Path) -> None:
