@@ -147,3 +147,26 @@ def test_offline_patcher_screens_candidates_and_proposes_the_most_promising(
     outcome = patcher.propose(request_for(TWO_BUGS, report=report))
     # mask_le_to_lt comes first in rule order, but only the grid fix raises the light score.
     assert outcome.proposal is not None and outcome.proposal.rule == "grid_cdiv"
+
+
+FLASH_ATTENTION = Path("benchmarks/holdout/softmax_attention_02_flash_attn_key_tail_unmasked").resolve()
+
+
+def test_a_sliver_gain_does_not_end_the_checks_before_the_real_fix(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    # Padded keys score 0 instead of -inf. Masking the D axis with the key bound (`k_loop_tail`) is wrong but
+    # changes a few elements for the better; ranked first and checked alone, it used to be proposed (and kept)
+    # before `mask_scores`, the one-line fix, which then landed on a broken kernel.
+    problem = load_problem(FLASH_ATTENTION)
+
+    def evaluate(source: str, tier: str) -> dict:
+        return evaluator.evaluate(problem.with_candidate(source), tier=tier).to_dict()
+
+    report = evaluate(problem.candidate_source, "full")
+    request = request_for(problem.candidate_source, report=report, rule_ids=["k_loop_tail", "mask_scores"])
+    sliver = OfflinePatcher(evaluate, workers=1, namespace=str(tmp_path), full_checks=1).propose(request)
+    assert sliver.proposal is not None and sliver.proposal.rule == "k_loop_tail"  # one check: all there is
+    assert 0 < evaluate(sliver.proposal.source, "full")["score"] - report["score"] < 0.001
+
+    outcome = OfflinePatcher(evaluate, workers=1, namespace=str(tmp_path)).propose(request)
+    assert outcome.proposal is not None and outcome.proposal.rule == "mask_scores"
+    assert evaluate(outcome.proposal.source, "full")["verdict"] == "pass"

@@ -33,6 +33,9 @@ SCREEN_LIMIT = 48
 """Most candidate edits screened for one proposal (cached: a later proposal on the same base is cheap)."""
 FULL_CHECKS = 6
 """Most screened edits run on the full tier for one proposal before the most promising is proposed."""
+SLIVER = 0.05
+"""A full-tier gain closing less of the gap to 1.0 than this share does not end the checks early: a wrong edit
+that happens to fix a few elements must not be kept before the other promising edits have run."""
 
 
 @dataclass
@@ -127,16 +130,21 @@ class OfflinePatcher:
         viable = [s for s in screened if s.light >= base_light and s.light >= 0]
         checks = viable[: self.full_checks]
         step = max(1, self.workers)
+        gains: list[tuple[Screened, str, float]] = []
         for start in range(0, len(checks), step):
-            # One round per pool width; the first round with a gain ends the search (the loop keeps it).
+            # One round per pool width; a pass or a real gain ends the search (the graph loop keeps it).
             chunk = checks[start : start + step]
             results = verify_full([s.rewrite for s in chunk], self.evaluate, self.workers, self.namespace)
-            ranked = sorted(
-                zip(chunk, results, strict=True),
-                key=lambda item: (item[1][1] != "pass", -item[1][2], item[0].size),
-            )
-            if ranked[0][1][1] == "pass" or ranked[0][1][2] > base_full:
-                return PatchOutcome(_proposal(ranked[0][0].rewrite))
+            gains += [
+                (screened, verdict, score)
+                for screened, (_, verdict, score) in zip(chunk, results, strict=True)
+                if verdict == "pass" or score > base_full
+            ]
+            gains.sort(key=lambda item: (item[1] != "pass", -item[2], item[0].size))
+            if gains and (gains[0][1] == "pass" or gains[0][2] - base_full >= SLIVER * (1.0 - base_full)):
+                return PatchOutcome(_proposal(gains[0][0].rewrite))
+        if gains:  # only slivers: the largest is still progress
+            return PatchOutcome(_proposal(gains[0][0].rewrite))
         # Nothing checked beats the base: propose the next unchecked edit, so the verify node tries one more.
         rest = viable[len(checks) :] or screened
         return PatchOutcome(_proposal(rest[0].rewrite))
