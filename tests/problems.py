@@ -76,6 +76,10 @@ def scale_candidate(*replacements: tuple[str, str]) -> str:
     return source
 
 
+# Two seeds, no value or shape variants: a full tier of two cases, for tests that only need a repair to run.
+LIGHT_TOML = "seeds = [0, 1]\nvalue_variants = false\nautomatic_shapes = false\n"
+
+
 def write_problem(
     folder: Path, candidate: str, reference: str = SCALE_REFERENCE, toml: str | None = None
 ) -> Path:

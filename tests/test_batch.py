@@ -14,7 +14,14 @@ import pytest
 from kernel_medic.graph.cli_batch import main
 from kernel_medic.tools.batch import FINISHED, discover, read_rows
 from kernel_medic.tools.trace import read_trace
-from problems import OPAQUE_SCALE_REFERENCE, SCALE_CANDIDATE, SCALE_REFERENCE, scale_candidate, write_problem
+from problems import (
+    LIGHT_TOML,
+    OPAQUE_SCALE_REFERENCE,
+    SCALE_CANDIDATE,
+    SCALE_REFERENCE,
+    scale_candidate,
+    write_problem,
+)
 
 VARIANTS = {
     "ok": (SCALE_CANDIDATE, SCALE_REFERENCE, "repaired"),
@@ -24,8 +31,6 @@ VARIANTS = {
     "grid": (scale_candidate(("triton.cdiv(n, 256)", "n // 256")), SCALE_REFERENCE, "repaired"),
 }
 KINDS = ["ok", "wrong", "ok", "le", "wrong", "ok", "grid", "ok", "wrong", "ok", "le"]
-# Fewer evaluation cases than the default full tier: the batch machinery, not the evaluator, is under test.
-LIGHT_TOML = "seeds = [0, 1]\nvalue_variants = false\nautomatic_shapes = false\n"
 
 
 def make_batch(root: Path) -> dict[str, str]:

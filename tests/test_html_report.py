@@ -13,10 +13,9 @@ from kernel_medic.graph.api import repair
 from kernel_medic.graph.config import RepairConfig
 from kernel_medic.tools.batch import run_batch
 from kernel_medic.tools.html_report import html_for_repair
-from problems import OPAQUE_SCALE_REFERENCE, SCALE_CANDIDATE, scale_candidate, write_problem
+from problems import LIGHT_TOML, OPAQUE_SCALE_REFERENCE, SCALE_CANDIDATE, scale_candidate, write_problem
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
-LIGHT_TOML = "seeds = [0, 1]\nvalue_variants = false\nautomatic_shapes = false\n"
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -13,12 +13,10 @@ from pathlib import Path
 import pytest
 from kernel_medic.tools.batch import read_rows
 from kernel_medic.tools.trace import read_trace
-from problems import OPAQUE_SCALE_REFERENCE, SCALE_CANDIDATE, scale_candidate, write_problem
+from problems import LIGHT_TOML, OPAQUE_SCALE_REFERENCE, SCALE_CANDIDATE, scale_candidate, write_problem
 
 pytest.importorskip("ray")
 from kernel_medic.tools.ray_executor import PID_FILE, actor_options  # noqa: E402
-
-LIGHT_TOML = "seeds = [0, 1]\nvalue_variants = false\nautomatic_shapes = false\n"
 
 
 def test_device_workers_ask_ray_for_their_accelerator() -> None:
@@ -73,8 +71,8 @@ def test_ray_batch_retries_a_lost_worker_once_then_fails_the_case(tmp_path: Path
     # Killed once: retried on a fresh worker (a different process) and repaired there.
     retried = rows["b_killed_once"]
     assert retried["status"] == "repaired" and retried["tries"] == 2, (retried.get("error"), stderr[-3000:])
-    assert rows["b_killed_once"]["worker"] != f"ray:{killed['b_killed_once'][0]}"
-    assert sum(e["event"] == "run_end" for e in read_trace(rows["b_killed_once"]["trace_path"])) == 1
+    assert retried["worker"] != f"ray:{killed['b_killed_once'][0]}"
+    assert sum(e["event"] == "run_end" for e in read_trace(retried["trace_path"])) == 1
     # Killed on the retry too: recorded as failed, not retried a third time.
     failed = rows["c_killed_always"]
     assert failed["status"] == "failed" and failed["tries"] == 2 and "worker lost" in failed["error"]

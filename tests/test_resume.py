@@ -14,11 +14,10 @@ from pathlib import Path
 from kernel_medic.graph.api import repair, resume
 from kernel_medic.graph.config import RepairConfig
 from kernel_medic.graph.replay import replay
-from problems import scale_candidate, write_problem
+from problems import LIGHT_TOML, scale_candidate, write_problem
 
 KMEDIC = str(Path(sys.executable).parent / "kmedic")
 EXAMPLE = str(Path("examples/softmax_tail").resolve())
-LIGHT_TOML = "seeds = [0, 1]\nvalue_variants = false\nautomatic_shapes = false\n"
 
 
 def kmedic(*args: str) -> subprocess.CompletedProcess[str]:
