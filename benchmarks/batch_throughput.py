@@ -23,8 +23,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from kernel_medic.graph.config import RepairConfig  # noqa: E402
+from kernel_medic.graph.drivers.batch import run_batch  # noqa: E402
 from kernel_medic.graph.runtime import close_all  # noqa: E402
-from kernel_medic.tools.batch import run_batch  # noqa: E402
 from problems import SCALE_CANDIDATE, scale_candidate, write_problem  # noqa: E402
 
 VARIANTS = {

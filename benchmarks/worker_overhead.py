@@ -16,9 +16,9 @@ import subprocess
 import sys
 import time
 
-from kernel_medic.tools.sandbox import WorkerPool
+from kernel_medic.tools.sandbox.pool import WorkerPool
 
-TRIVIAL_JOB = "kernel_medic.tools.sandbox:exec_source"
+TRIVIAL_JOB = "kernel_medic.tools.sandbox.pool:exec_source"
 
 
 def warm_worker_seconds(jobs: int) -> list[float]:

@@ -15,19 +15,12 @@ from typing import Any
 from kernel_medic.graph.builder import build_graph
 from kernel_medic.graph.config import RepairConfig
 from kernel_medic.graph.state import RepairState
-from kernel_medic.tools.edits import diff_stats, unified_diff
+from kernel_medic.tools.paths import data_dir
+from kernel_medic.tools.repair.edits import diff_stats, unified_diff
 from kernel_medic.tools.trace import append_event
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 ProgressFn = Callable[[str, dict[str, Any]], None]
-
-
-def data_dir() -> Path:
-    """Where checkpoints and traces live by default: $KMEDIC_HOME, else the XDG data directory."""
-    if os.environ.get("KMEDIC_HOME"):
-        return Path(os.environ["KMEDIC_HOME"])
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "kernel-medic"
 
 
 @dataclass

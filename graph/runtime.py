@@ -15,8 +15,8 @@ from typing import Any, Protocol
 
 from kernel_medic.graph.config import RepairConfig
 from kernel_medic.graph.state import RepairState
-from kernel_medic.tools.evaluate import Evaluator
-from kernel_medic.tools.problem import Problem, load_problem
+from kernel_medic.tools.evaluation.evaluate import Evaluator
+from kernel_medic.tools.evaluation.problem import Problem, load_problem
 from kernel_medic.tools.trace import append_event, next_step
 
 _LOCK = threading.Lock()
@@ -54,10 +54,10 @@ def problem_for(state: RepairState) -> Problem:
 
 def chat_model_for(config: RepairConfig, trace_path: str | None) -> ChatModel:
     if config.llm_replay:
-        from kernel_medic.graph.replay import RecordedChatModel
+        from kernel_medic.tools.repair.llm import RecordedChatModel
 
         return RecordedChatModel.for_trace(config.llm_replay)
-    from kernel_medic.tools.llm import LLMClient, LLMSettings
+    from kernel_medic.tools.repair.llm import LLMClient, LLMSettings
 
     return LLMClient(LLMSettings.from_env(model=config.model, base_url=config.base_url))
 

@@ -1,5 +1,5 @@
 """audit: the integrity gate, the only door to "repaired": full coverage, then the static, sandboxed and
-held-back anti-cheat checks of `tools/audit.py`."""
+held-back anti-cheat checks of `tools/integrity/gate.py`."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 from kernel_medic.graph.budget import stop_reason
 from kernel_medic.graph.runtime import config_of, evaluator_for, problem_for, traced
 from kernel_medic.graph.state import RepairState
-from kernel_medic.tools.audit import audit as run_audit
-from kernel_medic.tools.integrity import Finding, static_findings, verdict
+from kernel_medic.tools.integrity.gate import audit as run_audit
+from kernel_medic.tools.integrity.static_checks import Finding, static_findings, verdict
 
 
 @traced("audit")

@@ -12,8 +12,8 @@ from typing import Any
 
 from kernel_medic.graph.runtime import chat_model_for, config_of, traced
 from kernel_medic.graph.state import RepairState
-from kernel_medic.tools.diagnosis import BUG_CLASSES, hypotheses, refine
-from kernel_medic.tools.llm import LLMError, LLMSettings, render_prompt
+from kernel_medic.tools.diagnosis.hypotheses import BUG_CLASSES, hypotheses, refine
+from kernel_medic.tools.repair.llm import LLMError, LLMSettings, render_prompt
 from kernel_medic.tools.trace import append_event
 
 

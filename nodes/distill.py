@@ -14,9 +14,9 @@ from typing import Any
 from kernel_medic.graph.runtime import config_of, traced
 from kernel_medic.graph.state import RepairState
 from kernel_medic.nodes.retrieve import diagnosis_text, knowledge_base
-from kernel_medic.tools.diagnosis import evidence
-from kernel_medic.tools.edits import unified_diff
-from kernel_medic.tools.rules import RULES
+from kernel_medic.tools.diagnosis.hypotheses import evidence
+from kernel_medic.tools.repair.edits import unified_diff
+from kernel_medic.tools.repair.rules.registry import RULES
 from kernel_medic.tools.trace import source_hash
 from kernel_medic.vectordb.embedding import embed
 from kernel_medic.vectordb.features import infer_category

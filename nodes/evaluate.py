@@ -6,7 +6,7 @@ from typing import Any
 
 from kernel_medic.graph.runtime import config_of, evaluator_for, problem_for, traced
 from kernel_medic.graph.state import RepairState
-from kernel_medic.tools.problem import InvalidProblem
+from kernel_medic.tools.evaluation.problem import InvalidProblem
 from kernel_medic.tools.trace import append_event, digest
 
 

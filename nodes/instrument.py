@@ -12,8 +12,8 @@ from typing import Any
 
 from kernel_medic.graph.runtime import config_of, evaluator_for, problem_for, traced
 from kernel_medic.graph.state import RepairState
-from kernel_medic.tools.capture import capture
-from kernel_medic.tools.probes import PROBES, run_probes
+from kernel_medic.tools.diagnosis.capture import capture
+from kernel_medic.tools.diagnosis.probes import PROBES, run_probes
 
 PROBE_TIMEOUT_S = 20.0
 

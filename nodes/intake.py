@@ -8,7 +8,7 @@ from typing import Any
 from kernel_medic.graph.config import RepairConfig
 from kernel_medic.graph.runtime import traced
 from kernel_medic.graph.state import RepairState
-from kernel_medic.tools.problem import InvalidProblem, load_problem
+from kernel_medic.tools.evaluation.problem import InvalidProblem, load_problem
 from kernel_medic.tools.trace import source_hash
 
 

@@ -6,7 +6,13 @@ from typing import Any
 
 from kernel_medic.graph.runtime import chat_model_for, config_of, evaluator_for, problem_for, traced
 from kernel_medic.graph.state import RepairState
-from kernel_medic.tools.patchers import HybridPatcher, LLMPatcher, OfflinePatcher, PatchOutcome, PatchRequest
+from kernel_medic.tools.repair.patchers import (
+    HybridPatcher,
+    LLMPatcher,
+    OfflinePatcher,
+    PatchOutcome,
+    PatchRequest,
+)
 from kernel_medic.tools.trace import append_event, source_hash
 
 

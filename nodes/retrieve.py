@@ -12,8 +12,8 @@ from typing import Any
 
 from kernel_medic.graph.runtime import config_of, traced
 from kernel_medic.graph.state import RepairState
-from kernel_medic.tools.diagnosis import evidence
-from kernel_medic.tools.rules import RULES
+from kernel_medic.tools.diagnosis.hypotheses import evidence
+from kernel_medic.tools.repair.rules.registry import RULES
 from kernel_medic.vectordb.features import code_features, infer_category
 from kernel_medic.vectordb.store import KnowledgeBase, RetrievalQuery, open_knowledge_base
 
@@ -55,7 +55,7 @@ def query_for(state: RepairState, report: dict[str, Any] | None = None) -> Retri
 def retrieve(state: RepairState) -> dict[str, Any]:
     replay_trace = config_of(state).llm_replay
     if replay_trace:
-        from kernel_medic.graph.replay import RecordedRetrievals
+        from kernel_medic.tools.trace import RecordedRetrievals
 
         recorded = RecordedRetrievals.for_trace(replay_trace).next()
         if recorded is not None:

@@ -6,8 +6,8 @@ from typing import Any
 
 from kernel_medic.graph.runtime import config_of, evaluator_for, problem_for, traced
 from kernel_medic.graph.state import Attempt, RepairState
-from kernel_medic.tools.edits import diff_stats, unified_diff
-from kernel_medic.tools.evaluate import EvalReport
+from kernel_medic.tools.evaluation.evaluate import EvalReport
+from kernel_medic.tools.repair.edits import diff_stats, unified_diff
 from kernel_medic.tools.trace import append_event, digest, source_hash
 
 

@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="session")
 def evaluator() -> Iterator[object]:
     """One warm cpu worker pool for the whole session: workers cost seconds to start, jobs milliseconds."""
-    from kernel_medic.tools.evaluate import Evaluator
+    from kernel_medic.tools.evaluation.evaluate import Evaluator
 
     with Evaluator(device="cpu", workers=2) as ev:
         yield ev

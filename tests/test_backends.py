@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 import torch
-from kernel_medic.tools.backends import Backend, get_backend, probe_devices, select_device
+from kernel_medic.tools.sandbox.backends import Backend, get_backend, probe_devices, select_device
 
 
 @pytest.mark.parametrize(
@@ -91,7 +91,7 @@ def test_probe_devices_matches_torch() -> None:
 _PREPARE = textwrap.dedent(
     """
     import os, sys
-    from kernel_medic.tools.backends import get_backend
+    from kernel_medic.tools.sandbox.backends import get_backend
     backend = get_backend(sys.argv[1])
     os.environ.update(backend.worker_env())
     try:

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from kernel_medic.graph.cli_batch import main
-from kernel_medic.tools.batch import FINISHED, discover, read_rows
+from kernel_medic.graph.drivers.batch import FINISHED, discover, read_rows
+from kernel_medic.graph.drivers.cli_batch import main
 from kernel_medic.tools.trace import read_trace
 from problems import (
     LIGHT_TOML,
@@ -46,7 +46,7 @@ def make_batch(root: Path) -> dict[str, str]:
 
 def batch_command(root: Path, out: Path, *extra: str) -> list[str]:
     return [
-        sys.executable, "-m", "kernel_medic.graph.cli_batch", str(root), "--out", str(out),
+        sys.executable, "-m", "kernel_medic.graph.drivers.cli_batch", str(root), "--out", str(out),
         "--workers", "2", "--max-iterations", "2", "--no-html", *extra,
     ]  # fmt: skip
 

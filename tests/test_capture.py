@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_medic.tools.capture import CaptureUnsupported, capture, instrument
-from kernel_medic.tools.problem import load_problem
+from kernel_medic.tools.diagnosis.capture import CaptureUnsupported, capture, instrument
+from kernel_medic.tools.evaluation.problem import load_problem
 from problems import write_problem
 
 ROWWISE_WRAPPER = """

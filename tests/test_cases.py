@@ -6,7 +6,7 @@ import ast
 
 import pytest
 import torch
-from kernel_medic.tools.cases import (
+from kernel_medic.tools.evaluation.cases import (
     VALUE_VARIANTS,
     CaseSpec,
     apply_value_variant,
@@ -16,7 +16,7 @@ from kernel_medic.tools.cases import (
     module_int_constants,
     rewrite_constants,
 )
-from kernel_medic.tools.problem import ProblemConfig
+from kernel_medic.tools.evaluation.problem import ProblemConfig
 
 SOURCE = """\
 import torch  # café: non-ASCII before the constants shifts byte offsets

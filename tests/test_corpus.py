@@ -11,10 +11,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from kernel_medic.tools.corpus import CATEGORIES, CorpusCase, load_case, load_corpus
-from kernel_medic.tools.edits import diff_stats
-from kernel_medic.tools.evaluate import Evaluator
-from kernel_medic.tools.problem import load_problem
+from kernel_medic.tools.evaluation.corpus import CATEGORIES, CorpusCase, load_case, load_corpus
+from kernel_medic.tools.evaluation.evaluate import Evaluator
+from kernel_medic.tools.evaluation.problem import load_problem
+from kernel_medic.tools.repair.edits import diff_stats
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 CORPUS = BENCHMARKS / "near_miss"

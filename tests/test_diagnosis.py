@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from kernel_medic.nodes.diagnose import diagnose
-from kernel_medic.tools.diagnosis import hypotheses, refine
-from kernel_medic.tools.static_features import static_features
+from kernel_medic.tools.diagnosis.hypotheses import hypotheses, refine
+from kernel_medic.tools.diagnosis.static_features import static_features
 from openai_server import ScriptedOpenAIServer
 
 KERNEL = """import torch

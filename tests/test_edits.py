@@ -3,7 +3,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from kernel_medic.tools.edits import (
+from kernel_medic.tools.repair.edits import (
     EditError,
     SearchReplace,
     apply_search_replace,

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from kernel_medic.tools.evaluate import EvalReport, Evaluator
-from kernel_medic.tools.problem import InvalidProblem, load_problem
+from kernel_medic.tools.evaluation.evaluate import EvalReport, Evaluator
+from kernel_medic.tools.evaluation.problem import InvalidProblem, load_problem
 from problems import SCALE_REFERENCE, scale_candidate, write_problem
 
 

@@ -7,9 +7,9 @@ import textwrap
 from difflib import SequenceMatcher
 
 import pytest
-from kernel_medic.tools import formula_rules
-from kernel_medic.tools.rewrites import Rewrite, RuleContext
-from kernel_medic.tools.rules import RULES, propose
+from kernel_medic.tools.repair.rules import formula as formula_rules
+from kernel_medic.tools.repair.rules.core import Rewrite, RuleContext
+from kernel_medic.tools.repair.rules.registry import RULES, propose
 
 HEADER = "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n\n\n"
 

@@ -10,9 +10,9 @@ from difflib import SequenceMatcher
 
 import pytest
 import torch.nn.functional as F
-from kernel_medic.tools import geometry_rules
-from kernel_medic.tools.rewrites import Rewrite, RuleContext
-from kernel_medic.tools.rules import RULES, propose
+from kernel_medic.tools.repair.rules import geometry as geometry_rules
+from kernel_medic.tools.repair.rules.core import Rewrite, RuleContext
+from kernel_medic.tools.repair.rules.registry import RULES, propose
 
 HEADER = "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n\n\n"
 

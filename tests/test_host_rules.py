@@ -5,9 +5,9 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from kernel_medic.tools import host_rules
-from kernel_medic.tools.rewrites import RuleContext
-from kernel_medic.tools.rules import propose
+from kernel_medic.tools.repair.rules import host as host_rules
+from kernel_medic.tools.repair.rules.core import RuleContext
+from kernel_medic.tools.repair.rules.registry import propose
 
 HEADER = "import math\n\nimport torch\nimport triton\nimport triton.language as tl\n\n\n"
 

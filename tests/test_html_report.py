@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from kernel_medic.graph.api import repair
 from kernel_medic.graph.config import RepairConfig
-from kernel_medic.tools.batch import run_batch
-from kernel_medic.tools.html_report import html_for_repair
+from kernel_medic.graph.drivers.batch import run_batch
+from kernel_medic.graph.drivers.html_report import html_for_repair
 from problems import LIGHT_TOML, OPAQUE_SCALE_REFERENCE, SCALE_CANDIDATE, scale_candidate, write_problem
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 import tomllib
-from kernel_medic.graph import cli_audit
-from kernel_medic.tools.audit import AuditResult, audit
-from kernel_medic.tools.integrity import static_findings, verdict
-from kernel_medic.tools.problem import InvalidProblem, load_problem
+from kernel_medic.graph.drivers import cli_audit
+from kernel_medic.tools.evaluation.problem import InvalidProblem, load_problem
+from kernel_medic.tools.integrity.gate import AuditResult, audit
+from kernel_medic.tools.integrity.static_checks import static_findings, verdict
 
 CORPUS = Path(__file__).parent / "cheats"
 # cheat file: (reference, problem.toml or None, the rule that must catch it)
@@ -57,11 +57,11 @@ HONEST: dict[str, str] = {
     "honest_softmax_heuristics": "softmax",
     "honest_uniform_scale": "uniform",
 }
-EXEC_JOB = "kernel_medic.tools.sandbox:exec_source"
+EXEC_JOB = "kernel_medic.tools.sandbox.pool:exec_source"
 # Runs in a sandboxed child: the plain check a naive harness does (seeded inputs, torch.allclose).
 ALLCLOSE_HARNESS = """
 import torch
-from kernel_medic.tools.jobs import _import_source
+from kernel_medic.tools.evaluation.jobs import _import_source
 
 
 def check():

@@ -22,7 +22,7 @@ KERNELS = textwrap.dedent(
     from triton.language.extra import libdevice
     from triton.language.extra.cuda import libdevice as cuda_libdevice
 
-    from kernel_medic.tools import interpreter_shims
+    from kernel_medic.tools.sandbox import interpreter_shims
 
     if sys.argv[1] == "shim":
         interpreter_shims.install()
@@ -151,7 +151,7 @@ KERNELS = textwrap.dedent(
 REFUSE = textwrap.dedent(
     """
     import triton
-    from kernel_medic.tools import interpreter_shims
+    from kernel_medic.tools.sandbox import interpreter_shims
     try:
         interpreter_shims.install()
     except RuntimeError as exc:

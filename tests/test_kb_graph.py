@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_medic.graph import cli_kb
 from kernel_medic.graph.api import repair
 from kernel_medic.graph.config import RepairConfig
+from kernel_medic.graph.drivers import cli_kb
 from kernel_medic.nodes.retrieve import retrieve
 from kernel_medic.vectordb.pattern import load_seeds
 from kernel_medic.vectordb.store import KnowledgeBase
@@ -144,7 +144,7 @@ def test_kb_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     code, out = _cli(["kb", "stats", "--json", *other], capsys)
     assert json.loads(out)["patterns"] == len(SEEDS) + 1
 
-    from kernel_medic.tools.problem import InvalidProblem
+    from kernel_medic.tools.evaluation.problem import InvalidProblem
 
     with pytest.raises(InvalidProblem, match="no pattern"):
         _cli(["kb", "show", "nope", *kb], capsys)

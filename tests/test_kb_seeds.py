@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_medic.tools.rules import RULES
+from kernel_medic.tools.repair.rules.registry import RULES
 from kernel_medic.vectordb.features import CATEGORIES, code_features, infer_category
 from kernel_medic.vectordb.pattern import Pattern, load_seeds
 from kernel_medic.vectordb.store import KnowledgeBase, RetrievalQuery
@@ -43,7 +43,7 @@ def test_seed_library_covers_every_category_and_taxonomy_class() -> None:
 
 
 def _evaluate(evaluator: Any, folder: Path, reference: str, candidate: str) -> Any:
-    from kernel_medic.tools.problem import load_problem
+    from kernel_medic.tools.evaluation.problem import load_problem
 
     folder.mkdir(parents=True)
     (folder / "reference.py").write_text(reference)

@@ -9,8 +9,8 @@ from importlib.resources import files
 from typing import TypedDict
 
 import pytest
-from kernel_medic.tools.edits import parse_search_replace
-from kernel_medic.tools.llm import LLMClient, LLMError, LLMSettings, render_prompt
+from kernel_medic.tools.repair.edits import parse_search_replace
+from kernel_medic.tools.repair.llm import LLMClient, LLMError, LLMSettings, render_prompt
 from openai_server import ScriptedOpenAIServer
 
 MESSAGES = [{"role": "system", "content": "You fix kernels."}, {"role": "user", "content": "Fix the mask."}]

@@ -8,7 +8,7 @@ import time
 
 import pytest
 import torch
-from kernel_medic.tools.mismatch import (
+from kernel_medic.tools.evaluation.mismatch import (
     DEFAULT_TOLERANCES,
     Comparison,
     Tolerance,

@@ -4,8 +4,8 @@ import textwrap
 from difflib import SequenceMatcher
 
 import pytest
-from kernel_medic.tools.mutations import MUTATIONS, kernel_lines, mutate
-from kernel_medic.tools.rewrites import RuleContext
+from kernel_medic.tools.repair.mutations import MUTATIONS, kernel_lines, mutate
+from kernel_medic.tools.repair.rules.core import RuleContext
 
 HEADER = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
 

@@ -15,7 +15,7 @@ NOTEBOOK = REPO / "notebooks" / "walkthrough.ipynb"
 
 
 def kmedic_commands() -> set[str]:
-    from kernel_medic.graph.cli import build_parser
+    from kernel_medic.graph.drivers.cli import build_parser
 
     parser = build_parser()
     return {

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kernel_medic.tools.probes import run_probes
-from kernel_medic.tools.problem import load_problem
+from kernel_medic.tools.diagnosis.probes import run_probes
+from kernel_medic.tools.evaluation.problem import load_problem
 from problems import write_problem
 
 HEADER = "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n\n\n"

@@ -5,7 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kernel_medic.tools.problem import InvalidProblem, Problem, ProblemConfig, load_config, load_problem
+from kernel_medic.tools.evaluation.problem import (
+    InvalidProblem,
+    Problem,
+    ProblemConfig,
+    load_config,
+    load_problem,
+)
 
 REFERENCE = """\
 import torch

@@ -11,12 +11,12 @@ import time
 from pathlib import Path
 
 import pytest
-from kernel_medic.tools.batch import read_rows
+from kernel_medic.graph.drivers.batch import read_rows
 from kernel_medic.tools.trace import read_trace
 from problems import LIGHT_TOML, OPAQUE_SCALE_REFERENCE, SCALE_CANDIDATE, scale_candidate, write_problem
 
 pytest.importorskip("ray")
-from kernel_medic.tools.ray_executor import PID_FILE, actor_options  # noqa: E402
+from kernel_medic.graph.drivers.ray_executor import PID_FILE, actor_options  # noqa: E402
 
 
 def test_device_workers_ask_ray_for_their_accelerator() -> None:
@@ -35,7 +35,7 @@ def test_ray_batch_retries_a_lost_worker_once_then_fails_the_case(tmp_path: Path
     env = {**os.environ, "KMEDIC_HOME": str(tmp_path / "home"), "RAY_USAGE_STATS_ENABLED": "0"}
     env.pop("RAY_ADDRESS", None)
     command = [
-        sys.executable, "-m", "kernel_medic.graph.cli_batch", str(root), "--out", str(out),
+        sys.executable, "-m", "kernel_medic.graph.drivers.cli_batch", str(root), "--out", str(out),
         "--executor", "ray", "--workers", "2", "--max-iterations", "2", "--no-html", "--json",
     ]  # fmt: skip
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

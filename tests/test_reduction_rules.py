@@ -6,9 +6,9 @@ import difflib
 import textwrap
 
 import pytest
-from kernel_medic.tools import reduction_rules
-from kernel_medic.tools.rewrites import RuleContext
-from kernel_medic.tools.rules import propose
+from kernel_medic.tools.repair.rules import reduction as reduction_rules
+from kernel_medic.tools.repair.rules.core import RuleContext
+from kernel_medic.tools.repair.rules.registry import propose
 
 HEADER = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kernel_medic.graph.api import repair, resume
 from kernel_medic.graph.config import RepairConfig
-from kernel_medic.graph.replay import replay
+from kernel_medic.graph.drivers.replay import replay
 from problems import LIGHT_TOML, scale_candidate, write_problem
 
 KMEDIC = str(Path(sys.executable).parent / "kmedic")

@@ -5,9 +5,9 @@ from difflib import SequenceMatcher
 from pathlib import Path
 
 import pytest
-from kernel_medic.tools import rewrites
-from kernel_medic.tools.rewrites import Rewrite, RuleContext
-from kernel_medic.tools.rules import RULES, propose, rank_rules
+from kernel_medic.tools.repair.rules import core as rewrites
+from kernel_medic.tools.repair.rules.core import Rewrite, RuleContext
+from kernel_medic.tools.repair.rules.registry import RULES, propose, rank_rules
 
 REPO = Path(__file__).resolve().parents[1]
 HEADER = "import torch\nimport triton\nimport triton.language as tl\n\n\n"

@@ -10,9 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 import torch
-from kernel_medic.tools.sandbox import JobOutcome, SandboxLimits, WorkerPool
+from kernel_medic.tools.sandbox.pool import JobOutcome, SandboxLimits, WorkerPool
 
-EXEC = "kernel_medic.tools.sandbox:exec_source"
+EXEC = "kernel_medic.tools.sandbox.pool:exec_source"
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IS_ROOT = os.geteuid() == 0
 
@@ -171,7 +171,7 @@ def test_child_can_use_its_private_temp_dir(pool: WorkerPool) -> None:
 
 
 def test_job_outside_the_package_is_rejected(pool: WorkerPool) -> None:
-    for job in ("os:system", "kernel_medicine.x:f", "kernel_medic.tools.sandbox", "subprocess:run"):
+    for job in ("os:system", "kernel_medicine.x:f", "kernel_medic.tools.sandbox.pool", "subprocess:run"):
         with pytest.raises(ValueError):
             pool.run(job, {})
         with pytest.raises(ValueError):
@@ -179,7 +179,7 @@ def test_job_outside_the_package_is_rejected(pool: WorkerPool) -> None:
 
 
 def test_unknown_job_function_is_an_error_not_a_crash(pool: WorkerPool) -> None:
-    out = pool.run("kernel_medic.tools.sandbox:no_such_function", {})
+    out = pool.run("kernel_medic.tools.sandbox.pool:no_such_function", {})
     assert out.status == "error" and out.error_type == "AttributeError"
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from kernel_medic.graph.api import RepairResult, repair
 from kernel_medic.graph.config import RepairConfig
-from kernel_medic.tools.patchers import OfflinePatcher, PatchRequest
-from kernel_medic.tools.problem import load_problem
-from kernel_medic.tools.search import best_first
+from kernel_medic.tools.evaluation.problem import load_problem
+from kernel_medic.tools.repair.patchers import OfflinePatcher, PatchRequest
+from kernel_medic.tools.repair.search import best_first
 from kernel_medic.tools.trace import source_hash
 from problems import scale_candidate, write_problem
 

@@ -79,3 +79,36 @@ def _jsonable(obj: Any) -> Any:
     if isinstance(obj, (set, tuple)):
         return list(obj)
     return repr(obj)
+
+
+class RecordedRetrievals:
+    """Serves a trace's recorded retrieve results in order: the knowledge base is outside state, like the LLM,
+    and grows with every repair, so a replay must see what the original run saw."""
+
+    _by_trace: dict[str, RecordedRetrievals] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, trace_path: str) -> None:
+        events = read_trace(trace_path)
+        self.deltas = [e["delta"] for e in events if e["event"] == "node_end" and e["node"] == "retrieve"]
+        self.cursor = 0
+
+    @classmethod
+    def for_trace(cls, trace_path: str) -> RecordedRetrievals:
+        with cls._lock:
+            if trace_path not in cls._by_trace:
+                cls._by_trace[trace_path] = cls(trace_path)
+            return cls._by_trace[trace_path]
+
+    @classmethod
+    def reset(cls, trace_path: str) -> None:
+        with cls._lock:
+            cls._by_trace.pop(trace_path, None)
+
+    def next(self) -> dict[str, Any] | None:
+        """The next recorded retrieval, or None once the recording is used up (a fork that runs longer)."""
+        with self._lock:
+            if self.cursor >= len(self.deltas):
+                return None
+            self.cursor += 1
+            return dict(self.deltas[self.cursor - 1])

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from kernel_medic.tools.paths import data_dir
 from kernel_medic.vectordb.embedding import MiniLMEmbedding, embed
 from kernel_medic.vectordb.features import CATEGORIES, code_features
 from kernel_medic.vectordb.pattern import Pattern, load_seeds
@@ -53,8 +54,6 @@ def default_path() -> Path:
     """KMEDIC_KB_PATH, else `<data dir>/kb`."""
     if os.environ.get("KMEDIC_KB_PATH"):
         return Path(os.environ["KMEDIC_KB_PATH"])
-    from kernel_medic.graph.api import data_dir
-
     return data_dir() / "kb"
 
 

@@ -1,0 +1,400 @@
+"""Full-coverage evaluation: run a candidate against its reference over many cases and say how it differs.
+
+The plain, boring core everything else trusts. Per case, the reference runs in one sandboxed child (its
+inputs and outputs are cached per problem, since they never change between candidates) and the candidate in
+another, on harness-allocated copies of the same inputs; the two never share a process, so the candidate
+cannot see or reuse the reference's memory. All judgement happens here, in the caller, from plain tensors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import torch
+from kernel_medic.tools.evaluation.cases import MAGNITUDES, CaseSpec, cases_for_tier, rewrite_constants
+from kernel_medic.tools.evaluation.jobs import canary_bits
+from kernel_medic.tools.evaluation.mismatch import Comparison, Tolerance, compare, describe, tolerance_for
+from kernel_medic.tools.evaluation.problem import InvalidProblem, Problem
+from kernel_medic.tools.sandbox.pool import JobOutcome, SandboxLimits, WorkerPool
+
+Tier = Literal["light", "full"]
+Verdict = Literal[
+    "pass",
+    "mismatch",
+    "shape_mismatch",
+    "dtype_mismatch",
+    "runtime_error",
+    "compile_error",
+    "timeout",
+    "crash",
+    "invalid_problem",
+]
+# Worst first: the overall verdict is the worst case verdict.
+SEVERITY: tuple[Verdict, ...] = (
+    "invalid_problem",
+    "crash",
+    "timeout",
+    "compile_error",
+    "runtime_error",
+    "shape_mismatch",
+    "dtype_mismatch",
+    "mismatch",
+    "pass",
+)
+REFERENCE_JOB = "kernel_medic.tools.evaluation.jobs:reference_case"
+CANDIDATE_JOB = "kernel_medic.tools.evaluation.jobs:candidate_case"
+
+
+@dataclass
+class CaseResult:
+    name: str
+    verdict: Verdict
+    numel: int = 0
+    correct: int = 0
+    max_abs_err: float = 0.0
+    max_rel_err: float = 0.0
+    mismatch_fraction: float = 0.0
+    nan_count: int = 0
+    inf_count: int = 0
+    pattern: str = "none"
+    pattern_detail: dict[str, Any] = field(default_factory=dict)
+    relationships: list[str] = field(default_factory=list)
+    symptoms: list[str] = field(default_factory=list)
+    error: str | None = None
+    wall_s: float = 0.0
+
+
+@dataclass
+class EvalReport:
+    verdict: Verdict
+    score: float
+    tier: Tier
+    device: str
+    cases: list[CaseResult]
+    symptoms: list[str]
+    notes: list[str]
+    dropped: list[str]
+    wall_s: float
+    error: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "pass"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class _Reference:
+    """One case's reference run, as the candidate will be judged against it."""
+
+    spec: CaseSpec
+    init_inputs: list[Any]
+    inputs: list[Any]
+    outputs: list[torch.Tensor]
+    state_dict: dict[str, torch.Tensor]
+
+
+ProgressFn = Callable[[int, int, CaseResult], None]
+
+
+class Evaluator:
+    """Evaluates candidates for one device; owns (or borrows) a warm worker pool and a reference cache."""
+
+    def __init__(
+        self, device: str = "cpu", pool: WorkerPool | None = None, workers: int | None = None
+    ) -> None:
+        self.device = device
+        self._own_pool = pool is None
+        self._pool = pool
+        self._workers = workers
+        self._references: dict[str, _Reference | str] = {}
+
+    @property
+    def pool(self) -> WorkerPool:
+        if self._pool is None:
+            self._pool = WorkerPool(device=self.device, size=self._workers)
+        return self._pool
+
+    def close(self) -> None:
+        if self._own_pool and self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    def __enter__(self) -> Evaluator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def evaluate(
+        self, problem: Problem, tier: Tier = "light", progress: ProgressFn | None = None
+    ) -> EvalReport:
+        """Run every case of the tier. Raises InvalidProblem when the reference itself cannot run."""
+        start = time.monotonic()
+        specs = cases_for_tier(tier, problem.config, problem.size_constants)
+        limits = SandboxLimits(timeout_s=problem.config.timeout_s)
+        notes: list[str] = []
+        dropped: list[str] = []
+
+        references = self._references_for(problem, specs, limits, dropped)
+        # Import-time crashes are bad input, not a kernel verdict: check the first case on its own.
+        candidate_futures = {
+            spec.name: self._submit_candidate(
+                problem, ref, limits, runs=2 if i == 0 and tier == "full" else 1
+            )
+            for i, (spec, ref) in enumerate(references)
+        }
+        results: list[CaseResult] = []
+        for spec, ref in references:
+            outcome = candidate_futures[spec.name].result()
+            result = self._judge(problem, ref, outcome, notes)
+            if result.verdict == "invalid_problem":
+                for fut in candidate_futures.values():
+                    fut.cancel()
+                return _report(
+                    "invalid_problem", [result], tier, self.device, notes, dropped, start, result.error
+                )
+            results.append(result)
+            if progress is not None:
+                progress(len(results), len(references), result)
+        verdict = min((r.verdict for r in results), key=SEVERITY.index)
+        return _report(verdict, results, tier, self.device, notes, dropped, start)
+
+    # -- reference side -------------------------------------------------------------------------------
+
+    def _references_for(
+        self, problem: Problem, specs: list[CaseSpec], limits: SandboxLimits, dropped: list[str]
+    ) -> list[tuple[CaseSpec, _Reference]]:
+        pending: dict[str, Future[JobOutcome]] = {}
+        keys = {spec.name: self._reference_key(problem, spec) for spec in specs}
+        for spec in specs:
+            if keys[spec.name] not in self._references:
+                source = rewrite_constants(problem.reference_source, dict(spec.size_overrides))
+                payload = {
+                    "source": source,
+                    "filename": problem.reference_path.name,
+                    "case": spec.to_dict(),
+                    "device": self.device,
+                }
+                pending[spec.name] = self.pool.submit(REFERENCE_JOB, payload, limits)
+        for spec in specs:
+            if spec.name in pending:
+                self._references[keys[spec.name]] = _reference_from(spec, pending[spec.name].result())
+        out: list[tuple[CaseSpec, _Reference]] = []
+        for spec in specs:
+            ref = self._references[keys[spec.name]]
+            if isinstance(ref, _Reference):
+                out.append((spec, ref))
+            elif spec.value_variant is None and not spec.size_overrides and not spec.noncontiguous:
+                raise InvalidProblem(f"{problem.reference_path}: the reference itself fails: {ref}")
+            else:
+                dropped.append(f"{spec.name}: {ref}")
+        return out
+
+    def _reference_key(self, problem: Problem, spec: CaseSpec) -> str:
+        blob = json.dumps([problem.reference_source, spec.to_dict(), self.device], sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    # -- candidate side -------------------------------------------------------------------------------
+
+    def _submit_candidate(
+        self, problem: Problem, ref: _Reference, limits: SandboxLimits, runs: int
+    ) -> Future[JobOutcome]:
+        payload = {
+            "source": problem.candidate_source,
+            "filename": problem.candidate_path.name,
+            "seed": ref.spec.seed,
+            "init_inputs": ref.init_inputs,
+            "inputs": ref.inputs,
+            "state_dict": ref.state_dict,
+            "runs": runs,
+            "device": self.device,
+        }
+        return self.pool.submit(CANDIDATE_JOB, payload, limits)
+
+    def _judge(self, problem: Problem, ref: _Reference, outcome: JobOutcome, notes: list[str]) -> CaseResult:
+        name = ref.spec.name
+        numel = sum(t.numel() for t in ref.outputs)
+        if outcome.status in ("timeout", "crash"):
+            return CaseResult(name, outcome.status, numel=numel, error=outcome.error, wall_s=outcome.wall_s)
+        if outcome.status == "error" or outcome.result is None:
+            # The harness itself failed (not the user's code): report it as a runtime error of the case.
+            return CaseResult(name, "runtime_error", numel=numel, error=outcome.error, wall_s=outcome.wall_s)
+        result = outcome.result
+        for note in result.get("notes") or []:
+            if note not in notes:
+                notes.append(note)
+        if "error" in result:
+            err = result["error"]
+            line = f"{err['type']}: {err['message']}"
+            if err["phase"] == "import":
+                return CaseResult(
+                    name, "invalid_problem", error=f"{problem.candidate_path}: import-time crash: {line}"
+                )
+            verdict: Verdict = "compile_error" if err["from_triton"] else "runtime_error"
+            return CaseResult(
+                name, verdict, numel=numel, error=f"{err['phase']}: {line}", wall_s=outcome.wall_s
+            )
+        return _compare_case(problem, ref, result, outcome.wall_s)
+
+
+def _reference_from(spec: CaseSpec, outcome: JobOutcome) -> _Reference | str:
+    """The reference run, or a one-line reason it is unusable."""
+    if outcome.status != "ok" or outcome.result is None:
+        return outcome.error or outcome.status
+    res = outcome.result
+    if "error" in res:
+        err = res["error"]
+        return f"{err['phase']}: {err['type']}: {err['message']}"
+    outputs = res["outputs"]
+    if spec.value_variant and not all(
+        bool(torch.isfinite(t).all()) for t in outputs if t.is_floating_point()
+    ):
+        return "reference output is not finite on this variant (uninformative)"
+    return _Reference(spec, res["init_inputs"], res["inputs"], outputs, res["state_dict"])
+
+
+def _compare_case(problem: Problem, ref: _Reference, result: dict[str, Any], wall_s: float) -> CaseResult:
+    overrides = {k: Tolerance(*v) for k, v in problem.config.tolerances.items()}
+    tensor_inputs = [x for x in ref.inputs if isinstance(x, torch.Tensor)]
+    outputs: list[torch.Tensor] = result["outputs"]
+    symptoms: list[str] = []
+    relationships: list[str] = []
+    if len(outputs) != len(ref.outputs):
+        return CaseResult(
+            ref.spec.name,
+            "shape_mismatch",
+            numel=sum(t.numel() for t in ref.outputs),
+            symptoms=[f"candidate returned {len(outputs)} outputs, reference {len(ref.outputs)}"],
+            wall_s=wall_s,
+        )
+    runs = [outputs] + ([result["repeat_outputs"]] if result.get("repeat_outputs") is not None else [])
+    comparisons: list[Comparison] = []
+    for i, reference in enumerate(ref.outputs):
+        tol = tolerance_for(reference.dtype, overrides)
+        scale = MAGNITUDES.get(ref.spec.value_variant or "", 1.0)
+        if scale > 1.0:
+            # Inputs 100x larger make a correct kernel's rounding error 100x larger in absolute terms too.
+            tol = Tolerance(tol.atol * scale, tol.rtol)
+        # With a repeated run, judge the worse of the two: a kernel that passes by luck on stale memory fails.
+        per_run = [compare(run[i], reference, tol, tensor_inputs) for run in runs]
+        comparisons.append(min(per_run, key=lambda c: c.correct))
+    if len(runs) == 2 and not all(_same(a, b) for a, b in zip(runs[0], runs[1])):
+        relationships.append("nondeterministic")
+        symptoms.append("two runs on the same inputs gave different outputs (uninitialised reads or races)")
+    for i, (before, after) in enumerate(zip(ref.inputs, result["inputs_after"])):
+        if isinstance(before, torch.Tensor) and not _same(before, after):
+            relationships.append(f"input_modified:{i}")
+            symptoms.append(f"input {i} was modified in place by the candidate")
+    stray = 0
+    for pads in result["canaries"]:
+        damage, count = _canary_damage(pads)
+        stray += count
+        if damage:
+            relationships.append(f"out_of_bounds_write:{pads['label'].replace(' ', '')}")
+            symptoms.append(f"out-of-bounds write around {pads['label']}: {damage}")
+
+    multi = len(comparisons) > 1
+    worst = min(comparisons, key=lambda c: SEVERITY.index(c.verdict))
+    value_symptoms: list[str] = []
+    value_relationships: list[str] = []
+    for i, comp in enumerate(comparisons):
+        prefix = f"output {i}: " if multi else ""
+        value_symptoms += [prefix + s for s in describe(comp)] if comp.verdict != "pass" else []
+        value_relationships += [(f"output{i}." if multi else "") + r for r in comp.relationships]
+    symptoms = value_symptoms + symptoms
+    relationships = value_relationships + relationships
+    verdict: Verdict = worst.verdict
+    if verdict == "pass" and relationships:
+        verdict = "mismatch"
+    numel = sum(c.numel for c in comparisons)
+    return CaseResult(
+        name=ref.spec.name,
+        verdict=verdict,
+        numel=numel,
+        # Each write outside a buffer is an error too: a fix that stops them is progress the score shows.
+        correct=max(0, sum(c.correct for c in comparisons) - stray),
+        max_abs_err=max(c.max_abs_err for c in comparisons),
+        max_rel_err=max(c.max_rel_err for c in comparisons),
+        mismatch_fraction=sum(c.mismatch_fraction * c.numel for c in comparisons) / max(numel, 1),
+        nan_count=sum(c.nan_count for c in comparisons),
+        inf_count=sum(c.inf_count for c in comparisons),
+        pattern=worst.pattern,
+        pattern_detail=worst.pattern_detail,
+        relationships=relationships,
+        symptoms=symptoms,
+        wall_s=wall_s,
+    )
+
+
+def _same(a: Any, b: Any) -> bool:
+    if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
+        return a == b
+    return a.shape == b.shape and a.dtype == b.dtype and bool(torch.equal(a, b) or _nan_equal(a, b))
+
+
+def _nan_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if not a.is_floating_point():
+        return False
+    return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
+
+
+def _canary_damage(pads: dict[str, Any]) -> tuple[str, int]:
+    """What was written outside a buffer, and how many elements."""
+    parts, stray = [], 0
+    for side in ("before", "after"):
+        pad: torch.Tensor = pads[side]
+        bits = canary_bits(pad.dtype, pads["kind"])
+        if bits is None or pad.numel() == 0:
+            continue
+        view_dtype, pattern = bits
+        hit = pad.view(view_dtype) != pattern
+        if bool(hit.any()):
+            idx = hit.nonzero().flatten()
+            reach = (len(pad) - int(idx.min())) if side == "before" else int(idx.max()) + 1
+            parts.append(f"{int(hit.sum())} elements written {side} the buffer (up to {reach} away)")
+            stray += int(hit.sum())
+    return "; ".join(parts), stray
+
+
+def _report(
+    verdict: Verdict,
+    cases: list[CaseResult],
+    tier: Tier,
+    device: str,
+    notes: list[str],
+    dropped: list[str],
+    start: float,
+    error: str | None = None,
+) -> EvalReport:
+    total = sum(c.numel for c in cases)
+    score = sum(c.correct for c in cases) / total if total else 0.0
+    symptoms: list[str] = []
+    for case in cases:
+        for s in case.symptoms:
+            if s not in symptoms:
+                symptoms.append(s)
+    failing = {c.name for c in cases if c.verdict != "pass"}
+    if failing and len(failing) < len(cases):
+        passing = [c.name for c in cases if c.verdict == "pass"]
+        symptoms.append(f"fails on {', '.join(sorted(failing))}; passes on {', '.join(passing)}")
+    return EvalReport(
+        verdict=verdict,
+        score=round(score, 6),
+        tier=tier,
+        device=device,
+        cases=cases,
+        symptoms=symptoms,
+        notes=notes,
+        dropped=dropped,
+        wall_s=round(time.monotonic() - start, 3),
+        error=error,
+    )

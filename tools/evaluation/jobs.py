@@ -1,0 +1,334 @@
+"""What runs inside a sandboxed child: build the reference or the candidate and run one case.
+
+These functions execute untrusted code (the candidate; the reference too, which the harness trusts no more
+than it must). They only ever run in a forked child of a worker (see `tools/sandbox/pool.py`); their results
+go back as plain tensors and primitives, and every judgement (comparison, canaries, mutated inputs) is made by
+the caller from that data, so a candidate that tampers with this process cannot fake a verdict.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import ModuleType
+from typing import Any
+
+import torch
+from kernel_medic.tools.evaluation.cases import apply_value_variant, make_noncontiguous
+
+# Elements of canary padding on each side of a harness-controlled buffer. A tail-block overrun writes at most
+# BLOCK-1 elements past the end, so this catches the usual off-by-a-block write without costing much memory.
+CANARY_PAD = 4096
+# Canaries are exact bit patterns, not just "NaN": a kernel that reads past an input (getting its canary) and
+# stores past an output must still damage the output's canary. Floats use signalling-NaN patterns that
+# arithmetic never produces, with one pattern for inputs and another for allocations.
+_FLOAT_CANARY_BITS = {
+    2: {"input": 0x7D5A, "alloc": 0x7CA5},
+    4: {"input": 0x7FA5A5A5, "alloc": 0x7F85A5A5},
+    8: {"input": 0x7FF4A5A5A5A5A5A5, "alloc": 0x7FF45A5A5A5A5A5A},
+}
+_BFLOAT16_CANARY_BITS = {"input": 0x7FA5, "alloc": 0x7F9A}
+_INT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+class PhaseError(Exception):
+    """An exception raised by the user's code, tagged with the phase it happened in."""
+
+    def __init__(self, phase: str, exc: BaseException) -> None:
+        super().__init__(f"{phase}: {type(exc).__name__}: {exc}")
+        self.phase = phase
+        self.exc = exc
+
+
+def reference_case(payload: dict[str, Any]) -> dict[str, Any]:
+    """Build the reference under the case's seed, make the case's inputs and run the reference once.
+
+    payload: source, filename, case (CaseSpec.to_dict()), device.
+    """
+    case = payload["case"]
+    device = payload.get("device", "cpu")
+    try:
+        module = _phase("import", lambda: _import_source(payload["source"], payload["filename"]))
+        seed = int(case["seed"])
+        torch.manual_seed(seed)
+        init_inputs = _phase("init", lambda: list(module.get_init_inputs()))
+        torch.manual_seed(seed)
+        model = _phase("init", lambda: module.Model(*init_inputs).to(device))
+        torch.manual_seed(seed)
+        inputs = _phase("inputs", lambda: list(module.get_inputs()))
+        inputs = _shape_inputs(inputs, case, seed)
+        # Clones: the inputs handed back must be pristine even if the reference works in place.
+        outputs = _phase("forward", lambda: _run(model, [_clone(x) for x in inputs], device))
+    except PhaseError as err:
+        return {"error": _describe(err)}
+    return {
+        "init_inputs": init_inputs,
+        "inputs": inputs,
+        "outputs": outputs,
+        "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+    }
+
+
+def candidate_case(payload: dict[str, Any]) -> dict[str, Any]:
+    """Build ModelNew like the reference was built and run it on the case's inputs (twice when asked).
+
+    payload: source, filename, seed, init_inputs, inputs, state_dict (the reference's), runs, device.
+    Returns outputs per run, the inputs as they were after the first run, the canary pads of every
+    harness-controlled buffer, whether weights were copied, and interpreter notes.
+    """
+    device = payload.get("device", "cpu")
+    seed = int(payload["seed"])
+    try:
+        module = _phase("import", lambda: _import_source(payload["source"], payload["filename"]))
+        torch.manual_seed(seed)
+        model = _phase("init", lambda: module.ModelNew(*payload["init_inputs"]).to(device))
+        weights = _phase("init", lambda: _adopt_weights(model, payload["state_dict"]))
+        runs: list[list[torch.Tensor]] = []
+        inputs_after: list[torch.Tensor] = []
+        canaries: list[dict[str, Any]] = []
+        for run in range(int(payload.get("runs", 1))):
+            buffers: list[tuple[str, torch.Tensor, int]] = []
+            inputs = [_padded_copy(x, device, f"input {i}", buffers) for i, x in enumerate(payload["inputs"])]
+            with _canary_allocations(buffers):
+                outputs = _phase("forward", lambda inputs=inputs: _run(model, inputs, device))
+            runs.append(outputs)
+            if run == 0:
+                inputs_after = [x.detach().cpu() if isinstance(x, torch.Tensor) else x for x in inputs]
+                canaries = [_pads(label, buf, span) for label, buf, span in buffers]
+    except PhaseError as err:
+        return {"error": _describe(err), "notes": _drain_notes()}
+    return {
+        "outputs": runs[0],
+        "repeat_outputs": runs[1] if len(runs) > 1 else None,
+        "inputs_after": inputs_after,
+        "canaries": canaries,
+        "weights": weights,
+        "notes": _drain_notes(),
+    }
+
+
+def _phase(phase: str, fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    except Exception as exc:  # the user's code may raise anything; the phase is what we report
+        raise PhaseError(phase, exc) from exc
+
+
+def _describe(err: PhaseError) -> dict[str, Any]:
+    exc = err.exc
+    frames = traceback.extract_tb(exc.__traceback__)
+    innermost = frames[-1].filename if frames else ""
+    from_triton = type(exc).__module__.startswith("triton") or any(
+        part in innermost for part in (f"triton{os.sep}language", f"triton{os.sep}compiler")
+    )
+    message = str(exc).strip().splitlines()
+    return {
+        "phase": err.phase,
+        "type": type(exc).__name__,
+        "message": message[0] if message else "",
+        "from_triton": from_triton,
+        "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-12:]),
+    }
+
+
+def _import_source(source: str, filename: str) -> ModuleType:
+    # Triton's @jit reads kernel source through inspect, so the module must live in a real file; keeping the
+    # user's file name makes tracebacks point at the line numbers they know.
+    folder = tempfile.mkdtemp(prefix="kmedic-src-")
+    path = os.path.join(folder, os.path.basename(filename))
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(source)
+    name = os.path.splitext(os.path.basename(filename))[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _shape_inputs(inputs: list[Any], case: dict[str, Any], seed: int) -> list[Any]:
+    variant = case.get("value_variant")
+    if variant:
+        gen = torch.Generator().manual_seed(seed * 1000 + 17)
+        inputs = [apply_value_variant(x, variant, gen) if isinstance(x, torch.Tensor) else x for x in inputs]
+    if case.get("noncontiguous"):
+        inputs = [make_noncontiguous(x) if isinstance(x, torch.Tensor) else x for x in inputs]
+    return inputs
+
+
+def _run(model: torch.nn.Module, inputs: list[Any], device: str) -> list[torch.Tensor]:
+    args = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
+    with torch.no_grad():
+        out = model(*args)
+    if device != "cpu":
+        getattr(torch, device).synchronize()
+    return [t.detach().cpu() for t in _flatten(out)]
+
+
+def _clone(x: Any) -> Any:
+    return x.clone() if isinstance(x, torch.Tensor) else x
+
+
+def _flatten(out: Any) -> list[torch.Tensor]:
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (list, tuple)):
+        return [t for item in out for t in _flatten(item)]
+    if isinstance(out, (int, float, bool)):
+        return [torch.tensor(out)]
+    raise TypeError(f"forward returned {type(out).__name__}, expected tensors")
+
+
+def _adopt_weights(model: torch.nn.Module, reference_state: dict[str, torch.Tensor]) -> str:
+    own = model.state_dict()
+    same = own.keys() == reference_state.keys() and all(own[k].shape == reference_state[k].shape for k in own)
+    if own and same:
+        model.load_state_dict(reference_state)
+        return "copied"
+    return "seeded" if own else "none"
+
+
+def canary_bits(dtype: torch.dtype, kind: str) -> tuple[torch.dtype, int] | None:
+    """(integer view dtype, bit pattern) of the canary for this dtype; None for bool (no canary)."""
+    if dtype == torch.bool or dtype.is_complex:
+        return None
+    size = dtype.itemsize
+    if dtype == torch.bfloat16:
+        return torch.int16, _BFLOAT16_CANARY_BITS[kind]
+    if dtype.is_floating_point:
+        return _INT_VIEW[size], _FLOAT_CANARY_BITS[size][kind]
+    info = torch.iinfo(dtype)
+    if info.min < 0:
+        return dtype, info.min + (7 if kind == "input" else 13)
+    return dtype, 0xA5 if kind == "input" else 0x5A
+
+
+def _padded_buffer(
+    span: int, dtype: torch.dtype, device: Any, kind: str, alloc: Callable[..., torch.Tensor]
+) -> torch.Tensor:
+    buf = alloc(span + 2 * CANARY_PAD, dtype=dtype, device=device)
+    bits = canary_bits(dtype, kind)
+    if bits is not None:
+        view_dtype, pattern = bits
+        buf.view(view_dtype).fill_(pattern)
+    return buf
+
+
+def _padded_copy(x: Any, device: str, label: str, buffers: list[tuple[str, torch.Tensor, int]]) -> Any:
+    """A copy of input x (same values, shape and strides) inside a canary-padded buffer."""
+    if not isinstance(x, torch.Tensor) or x.numel() == 0:
+        return x.clone() if isinstance(x, torch.Tensor) else x
+    span = 1 + sum((s - 1) * st for s, st in zip(x.shape, x.stride()))
+    buf = _padded_buffer(span, x.dtype, device, "input", torch.empty)
+    view = buf.as_strided(x.shape, x.stride(), CANARY_PAD)
+    view.copy_(x.to(device))
+    buffers.append((label, buf, span))
+    return view
+
+
+def _pads(label: str, buf: torch.Tensor, span: int) -> dict[str, Any]:
+    return {
+        "label": label,
+        "kind": "input" if label.startswith("input") else "alloc",
+        "before": buf[:CANARY_PAD].detach().cpu().clone(),
+        "after": buf[CANARY_PAD + span :].detach().cpu().clone(),
+    }
+
+
+@contextmanager
+def _canary_allocations(buffers: list[tuple[str, torch.Tensor, int]]) -> Iterator[None]:
+    """Route the forward pass's plain allocations through canary-padded, poison-filled buffers.
+
+    `torch.empty*` come back NaN-filled (integers: a sentinel) so a kernel that leaves part of its output
+    unwritten shows it instead of passing on stale memory; every buffer gets canaries on both sides so an
+    out-of-bounds store is seen. Only the simple, common forms are rerouted; the rest go to torch unchanged.
+    """
+    originals = {
+        "empty": torch.empty,
+        "zeros": torch.zeros,
+        "empty_like": torch.empty_like,
+        "zeros_like": torch.zeros_like,
+    }
+    counter = {"n": 0}
+
+    def make(shape: tuple[int, ...], dtype: torch.dtype, device: Any, poison: bool) -> torch.Tensor:
+        numel = 1
+        for s in shape:
+            numel *= int(s)
+        buf = _padded_buffer(max(numel, 1), dtype, device, "alloc", originals["empty"])
+        body = buf[CANARY_PAD : CANARY_PAD + numel]
+        if not poison or dtype == torch.bool:
+            body.zero_()
+        elif dtype.is_floating_point:
+            body.fill_(float("nan"))  # a quiet NaN: unwritten output shows as NaN, apart from the canary
+        buffers.append((f"allocation {counter['n']}", buf, max(numel, 1)))
+        counter["n"] += 1
+        return body.view(shape)
+
+    def simple(kwargs: dict[str, Any]) -> bool:
+        return (
+            kwargs.get("out") is None
+            and kwargs.get("layout", torch.strided) == torch.strided
+            and not kwargs.get("requires_grad", False)
+            and kwargs.get("memory_format") in (None, torch.contiguous_format)
+            and not kwargs.get("pin_memory", False)
+            and set(kwargs)
+            <= {"dtype", "device", "layout", "requires_grad", "memory_format", "out", "pin_memory"}
+        )
+
+    def factory(name: str, poison: bool) -> Callable[..., torch.Tensor]:
+        original = originals[name]
+
+        def allocate(*size: Any, **kwargs: Any) -> torch.Tensor:
+            shape = (
+                tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)) else size
+            )
+            if not simple(kwargs) or not all(isinstance(s, int) for s in shape):
+                return original(*size, **kwargs)
+            dtype = kwargs.get("dtype") or torch.get_default_dtype()
+            return make(tuple(shape), dtype, kwargs.get("device") or "cpu", poison)
+
+        return allocate
+
+    def like_factory(name: str, poison: bool) -> Callable[..., torch.Tensor]:
+        original = originals[name]
+
+        def allocate(input: torch.Tensor, **kwargs: Any) -> torch.Tensor:
+            fmt = kwargs.pop("memory_format", torch.preserve_format)
+            contiguous = fmt == torch.contiguous_format or (
+                fmt == torch.preserve_format and input.is_contiguous()
+            )
+            if not contiguous or not simple(kwargs):
+                return original(input, memory_format=fmt, **kwargs)
+            dtype = kwargs.get("dtype") or input.dtype
+            return make(tuple(input.shape), dtype, kwargs.get("device") or input.device, poison)
+
+        return allocate
+
+    replacements = {
+        "empty": factory("empty", True),
+        "zeros": factory("zeros", False),
+        "empty_like": like_factory("empty_like", True),
+        "zeros_like": like_factory("zeros_like", False),
+    }
+    for name, fn in replacements.items():
+        setattr(torch, name, fn)
+    try:
+        yield
+    finally:
+        for name, fn in originals.items():
+            setattr(torch, name, fn)
+
+
+def _drain_notes() -> list[str]:
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        return []
+    from kernel_medic.tools.sandbox import interpreter_shims
+
+    return interpreter_shims.drain_notes()

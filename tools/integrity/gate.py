@@ -1,0 +1,292 @@
+"""The integrity audit: static checks, then dynamic checks in the sandbox, then held-back coverage.
+
+`audit(problem, evaluator_or_pool)` says whether a candidate that passes its tests earned it: its own
+kernel must run and produce the output with the reference's torch ops poisoned, it must not cache, tamper
+or special-case, and it must still pass on seeds, values and shapes the repair loop never saw.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import torch
+from kernel_medic.tools.evaluation.cases import module_int_constants
+from kernel_medic.tools.evaluation.evaluate import Evaluator
+from kernel_medic.tools.evaluation.mismatch import Tolerance, tolerance_for
+from kernel_medic.tools.evaluation.problem import Problem
+from kernel_medic.tools.integrity.static_checks import Finding, static_findings, verdict
+from kernel_medic.tools.sandbox.pool import JobOutcome, SandboxLimits, WorkerPool
+
+Verdict = Literal["clean", "cheat", "suspicious"]
+Dynamic = Literal["auto", "always", "never"]
+HELD_BACK_SEEDS: tuple[int, int] = (1001, 1002)
+REFERENCE_AUDIT_JOB = "kernel_medic.tools.integrity.jobs:reference_audit"
+CANDIDATE_AUDIT_JOB = "kernel_medic.tools.integrity.jobs:candidate_audit"
+# Constants below this are axes, kernel sizes or channel counts, not sizes to vary (as in
+# tools/evaluation/cases.py).
+_SMALLEST_CHANGED = 8
+_RUN_LABELS = {
+    "a": "held-back seed A",
+    "a_again": "held-back seed A, second call",
+    "b": "held-back seed B after seed A",
+    "b_in_place": "seed A's input buffers refilled in place with seed B",
+    "random": "fresh random values",
+}
+
+
+@dataclass
+class AuditResult:
+    verdict: Verdict
+    findings: list[Finding]
+    checks: list[str] = field(default_factory=list)  # the layers that ran: static, dynamic, held_back
+    held_back: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "findings": [f.to_dict() for f in self.findings],
+            "checks": list(self.checks),
+            "held_back": self.held_back,
+            "notes": list(self.notes),
+            "wall_s": round(self.wall_s, 3),
+        }
+
+
+def audit(
+    problem: Problem,
+    evaluator_or_pool: Evaluator | WorkerPool,
+    original_source: str | None = None,
+    *,
+    regeneration_fraction: float = 0.6,
+    dynamic: Dynamic = "auto",
+    held_back_seeds: tuple[int, int] = HELD_BACK_SEEDS,
+) -> AuditResult:
+    """Audit the candidate; dynamic="auto" skips the sandbox when static checks already say cheat."""
+    start = time.monotonic()
+    evaluator = (
+        evaluator_or_pool
+        if isinstance(evaluator_or_pool, Evaluator)
+        else Evaluator(device=evaluator_or_pool.device, pool=evaluator_or_pool)
+    )
+    findings = static_findings(
+        problem.candidate_source,
+        original_source,
+        regeneration_fraction,
+        filename=problem.candidate_path.name,
+        reference_module=problem.reference_path.stem,
+    )
+    result = AuditResult(verdict(findings), findings, checks=["static"])
+    if dynamic == "never" or (dynamic == "auto" and result.verdict == "cheat"):
+        result.wall_s = time.monotonic() - start
+        return result
+    result.checks += ["dynamic", "held_back"]
+    pending = _start_dynamic(problem, evaluator, held_back_seeds, result.notes)
+    held = _held_back(problem, evaluator, held_back_seeds)  # runs while the audited calls do
+    if pending is not None:
+        findings += _finish_dynamic(problem, *pending)
+    result.held_back = held
+    if held["verdict"] == "invalid_problem":
+        result.notes.append(f"held-back coverage not run: {held.get('error')}")
+    elif held["verdict"] != "pass":
+        failing = ", ".join(held["failing"][:6])
+        detail = f"; {held['symptoms'][0]}" if held["symptoms"] else ""
+        findings.append(
+            _finding(problem, "held_back_coverage", "suspicious", f"fails held-back cases: {failing}{detail}")
+        )
+    result.findings = _unique(findings)
+    result.verdict = verdict(result.findings)
+    result.wall_s = time.monotonic() - start
+    return result
+
+
+def held_back_problem(problem: Problem, seeds: tuple[int, ...] = HELD_BACK_SEEDS) -> Problem:
+    """The problem with seeds, value draws and shapes the repair loop's own tests never use."""
+    constants = module_int_constants(problem.reference_source)
+    shape = {name: _odd_below(v, 3) for name, v in constants.items() if v >= _SMALLEST_CHANGED}
+    config = dataclasses.replace(
+        problem.config,
+        seeds=tuple(seeds),
+        input_sets=(shape,) if shape else (),
+        automatic_shapes=False,
+    )
+    return dataclasses.replace(problem, config=config)
+
+
+def _odd_below(value: int, rank: int) -> int:
+    closest = value - 1 if value % 2 == 0 else value - 2
+    return max(1, closest - 2 * rank)
+
+
+def _held_back(problem: Problem, evaluator: Evaluator, seeds: tuple[int, ...]) -> dict[str, Any]:
+    report = evaluator.evaluate(held_back_problem(problem, seeds), tier="full")
+    return {
+        "verdict": report.verdict,
+        "score": report.score,
+        "cases": len(report.cases),
+        "failing": [c.name for c in report.cases if c.verdict != "pass"],
+        "symptoms": report.symptoms[:3],
+        "error": report.error,
+    }
+
+
+def _start_dynamic(
+    problem: Problem, evaluator: Evaluator, seeds: tuple[int, int], notes: list[str]
+) -> tuple[dict[str, Any], Future[JobOutcome]] | None:
+    """Run the reference on the audit's inputs, then submit the candidate's audited runs."""
+    pool = evaluator.pool
+    limits = SandboxLimits(timeout_s=problem.config.timeout_s)
+    ref_payload = {
+        "source": problem.reference_source,
+        "filename": problem.reference_path.name,
+        "seed_a": seeds[0],
+        "seed_b": seeds[1],
+        "device": evaluator.device,
+    }
+    ref = pool.run(REFERENCE_AUDIT_JOB, ref_payload, limits)
+    if ref.status != "ok" or ref.result is None or "error" in ref.result:
+        reason = ref.error or (ref.result or {}).get("error") or ref.status
+        notes.append(f"dynamic checks not run: the reference fails on the audit's inputs ({reason})")
+        return None
+    reference = ref.result
+    cand_payload = {
+        "source": problem.candidate_source,
+        "filename": problem.candidate_path.name,
+        "seed": seeds[0],
+        "init_inputs": reference["init_inputs"],
+        "state_dict": reference["state_dict"],
+        "inputs": reference["inputs"],
+        "poison": reference["ops"],
+        "device": evaluator.device,
+    }
+    return reference, pool.submit(CANDIDATE_AUDIT_JOB, cand_payload, limits)
+
+
+def _finish_dynamic(problem: Problem, reference: dict[str, Any], future: Future[JobOutcome]) -> list[Finding]:
+    outcome = future.result()
+    if outcome.status != "ok" or outcome.result is None:
+        detail = f"{outcome.status}: {outcome.error or ''}".strip()
+        return [
+            _finding(problem, "audit_run_failed", "suspicious", f"audited runs did not finish ({detail})")
+        ]
+    if "error" in outcome.result:
+        err = outcome.result["error"]
+        evidence = f"{err['phase']}: {err['type']}: {err['message']}"
+        return [_finding(problem, "audit_run_failed", "suspicious", evidence)]
+    return judge_runs(problem, reference, outcome.result)
+
+
+def judge_runs(problem: Problem, reference: dict[str, Any], audited: dict[str, Any]) -> list[Finding]:
+    """Findings from the candidate's audited runs against the reference's outputs on the same inputs."""
+    overrides = {k: Tolerance(*v) for k, v in problem.config.tolerances.items()}
+    expected = reference["outputs"]
+    runs: dict[str, dict[str, Any]] = audited["runs"]
+    out: list[Finding] = []
+
+    def add(rule: str, severity: Literal["cheat", "suspicious"], evidence: str) -> None:
+        out.append(_finding(problem, rule, severity, evidence))
+
+    first = runs["a"].get("outputs")
+    for name, run in runs.items():
+        label = _RUN_LABELS[name]
+        if run.get("poisoned"):
+            add(
+                "reference_op_called", "cheat", f"{label}: forward computed torch {run['poisoned'][0]} itself"
+            )
+        if "error" in run:
+            err = run["error"]
+            if not run.get("poisoned"):
+                add("audit_run_failed", "suspicious", f"{label}: {err['type']}: {err['message']}")
+            continue
+        if run["launches"] == 0:
+            add("no_kernel_executed", "cheat", f"{label}: forward returned without launching a kernel")
+        want = expected["a" if name == "a_again" else name.replace("_in_place", "")]
+        got = run["outputs"]
+        for i, (o, r) in enumerate(zip(got, want)):
+            if _constant(o) and not _constant(r):
+                what = "all zero" if o.numel() and not bool(o.any()) else "constant"
+                add("constant_output", "cheat", f"{label}: output {i} is {what}; the reference's is not")
+        if _matches(got, want, overrides):
+            continue
+        if name in ("b", "b_in_place") and first is not None and _identical(got, first):
+            add("caches_output", "cheat", f"{label}: forward returned the previous call's output again")
+        elif name == "a_again":
+            if first is not None and not _identical(got, first):
+                add("nondeterministic", "suspicious", f"{label}: two calls on the same inputs differ")
+        else:
+            add("held_back_mismatch", "suspicious", f"{label}: output differs from the reference's")
+    for i, (before, after) in enumerate(zip(reference["inputs"]["a"], audited["inputs_after"])):
+        if isinstance(before, torch.Tensor) and not _identical([before], [after]):
+            add("input_modified", "suspicious", f"input {i} was modified in place by forward")
+    return _per_rule(out)
+
+
+def _per_rule(findings: list[Finding]) -> list[Finding]:
+    """One finding per rule: the first run's evidence, and how many of the runs showed it."""
+    grouped: dict[str, list[Finding]] = {}
+    for f in findings:
+        grouped.setdefault(f.rule, []).append(f)
+    return [
+        dataclasses.replace(
+            fs[0], evidence=fs[0].evidence + (f" (and {len(fs) - 1} more runs)" if len(fs) > 1 else "")
+        )
+        for fs in grouped.values()
+    ]
+
+
+def _finding(problem: Problem, rule: str, severity: Literal["cheat", "suspicious"], evidence: str) -> Finding:
+    return Finding(rule, severity, 0, evidence, problem.candidate_path.name)
+
+
+def _unique(findings: list[Finding]) -> list[Finding]:
+    seen: list[Finding] = []
+    for f in findings:
+        if not any((f.rule, f.evidence) == (g.rule, g.evidence) for g in seen):
+            seen.append(f)
+    return seen
+
+
+def _constant(t: torch.Tensor) -> bool:
+    if t.numel() < 2:
+        return False
+    flat = t.reshape(-1)
+    return bool((flat == flat[0]).all())
+
+
+def _matches(got: list[torch.Tensor], want: list[torch.Tensor], overrides: dict[str, Tolerance]) -> bool:
+    if len(got) != len(want):
+        return False
+    for o, r in zip(got, want):
+        if o.shape != r.shape or o.dtype != r.dtype:
+            return False
+        if not r.is_floating_point():
+            if not torch.equal(o, r):
+                return False
+            continue
+        tol = tolerance_for(r.dtype, overrides)
+        if not torch.allclose(o.double(), r.double(), atol=tol.atol, rtol=tol.rtol, equal_nan=True):
+            return False
+    return True
+
+
+def _identical(a: list[Any], b: list[Any]) -> bool:
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor):
+            if x != y:
+                return False
+            continue
+        if x.shape != y.shape or x.dtype != y.dtype:
+            return False
+        same = x == y
+        if x.is_floating_point():
+            same = same | (torch.isnan(x) & torch.isnan(y))
+        if not bool(same.all()):
+            return False
+    return True

@@ -1,0 +1,224 @@
+"""A small, counted LLM client over any OpenAI-compatible chat endpoint (vLLM, SGLang, Ollama, hosted).
+
+``ChatOpenAI`` does the HTTP; its own retries are off so that this module decides what is retried
+(timeouts, connection errors, HTTP 5xx), how long it waits, and how many attempts a reply cost.
+A plain ``invoke`` sends a non-streaming request; inside a LangGraph run streamed with
+``stream_mode="messages"`` the same call streams, and ``stream_usage=True`` keeps the token usage then.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.resources
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import openai
+from kernel_medic.tools.trace import read_trace
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+PLACEHOLDER_API_KEY = "not-needed"  # local servers ignore the key, but the client insists on one
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """Which endpoint and model to ask, and how patiently."""
+
+    model: str = "gpt-4o-mini"
+    """Model name as the server knows it."""
+    base_url: str | None = None
+    """OpenAI-compatible endpoint, e.g. ``http://localhost:8000/v1``; None means api.openai.com."""
+    api_key: str | None = None
+    """API key; optional when ``base_url`` points at a local server."""
+    temperature: float = 0.0
+    """Sampling temperature; 0 keeps repairs as reproducible as the server allows."""
+    timeout_s: float = 120.0
+    """Per-attempt timeout in seconds."""
+    max_retries: int = 3
+    """Retries after the first try, on timeouts, connection errors and HTTP 5xx only."""
+    backoff_s: float = 1.0
+    """Delay before the first retry; doubles each time."""
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> LLMSettings:
+        """Settings from OPENAI_BASE_URL, OPENAI_API_KEY, KMEDIC_MODEL (else OPENAI_MODEL).
+
+        Explicit ``overrides`` that are not None win; an unknown name is a TypeError.
+        """
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(overrides) - names)
+        if unknown:
+            raise TypeError(f"unknown LLM setting(s): {', '.join(unknown)}")
+        values: dict[str, Any] = {}
+        env = {
+            "base_url": os.environ.get("OPENAI_BASE_URL"),
+            "api_key": os.environ.get("OPENAI_API_KEY"),
+            "model": os.environ.get("KMEDIC_MODEL") or os.environ.get("OPENAI_MODEL"),
+        }
+        values.update({k: v for k, v in env.items() if v})
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    def configured(self) -> bool:
+        """True when an api key or a base url is set, i.e. a request can be attempted."""
+        return bool(self.api_key or self.base_url)
+
+
+@dataclass
+class LLMReply:
+    """One successful completion and what it cost."""
+
+    text: str
+    input_tokens: int
+    output_tokens: int
+    attempts: int
+    wall_s: float
+    model: str
+
+
+class LLMError(RuntimeError):
+    """The request failed after retries, or cannot be made; str() is one line."""
+
+
+class LLMClient:
+    """Sends chat messages, retrying transient failures with exponential backoff."""
+
+    def __init__(self, settings: LLMSettings) -> None:
+        if not settings.configured():
+            raise LLMError("no LLM endpoint configured: set OPENAI_API_KEY and/or OPENAI_BASE_URL")
+        if settings.max_retries < 0 or settings.timeout_s <= 0 or settings.backoff_s < 0:
+            raise LLMError("LLM settings need max_retries >= 0, timeout_s > 0 and backoff_s >= 0")
+        from langchain_openai import ChatOpenAI  # heavy import, paid only when an LLM is really used
+
+        self.settings = settings
+        self._chat = ChatOpenAI(
+            model=settings.model,
+            # explicit, so that ambient OPENAI_* variables cannot redirect a client built from settings
+            base_url=settings.base_url or DEFAULT_BASE_URL,
+            api_key=settings.api_key or PLACEHOLDER_API_KEY,
+            temperature=settings.temperature,
+            timeout=settings.timeout_s,
+            max_retries=0,
+            stream_usage=True,
+        )
+
+    def complete(self, messages: list[dict[str, str]]) -> LLMReply:
+        """One chat completion; LLMError after the last failed attempt or on a non-retryable error."""
+        for message in messages:
+            if message.get("role") not in ("system", "user", "assistant") or "content" not in message:
+                shown = repr(message)[:120]
+                raise LLMError(f"bad chat message (need role system|user|assistant and content): {shown}")
+        attempts_allowed = self.settings.max_retries + 1
+        start = time.monotonic()
+        delay = self.settings.backoff_s
+        for attempt in range(1, attempts_allowed + 1):
+            try:
+                result = self._chat.invoke(messages)
+            except Exception as exc:  # classified below; anything else is re-raised
+                retryable, reason = _classify(exc)
+                if reason is None:
+                    raise
+                if not retryable or attempt == attempts_allowed:
+                    plural = "attempt" if attempt == 1 else "attempts"
+                    raise LLMError(f"LLM request failed after {attempt} {plural}: {reason}") from exc
+                time.sleep(delay)
+                delay *= 2
+                continue
+            usage = result.usage_metadata or {}
+            model = result.response_metadata.get("model_name") or self.settings.model
+            return LLMReply(
+                text=_text(result.content),
+                input_tokens=int(usage.get("input_tokens", 0)),
+                output_tokens=int(usage.get("output_tokens", 0)),
+                attempts=attempt,
+                wall_s=time.monotonic() - start,
+                model=str(model),
+            )
+        raise AssertionError("unreachable: the loop returns or raises")
+
+
+def _classify(exc: BaseException) -> tuple[bool, str | None]:
+    """(retryable, one-line reason); reason None means the error is not a request failure at all."""
+    if isinstance(exc, openai.APITimeoutError | httpx.TimeoutException):
+        return True, "timed out"
+    if isinstance(exc, openai.APIConnectionError | httpx.TransportError):
+        return True, f"connection error: {_one_line(str(exc))}"
+    if isinstance(exc, openai.APIStatusError):
+        message = re.sub(r"^Error code: \d+ - ", "", _one_line(str(exc)))
+        # 429 is a rate limit: hosted endpoints send it routinely and it clears with backoff, like a 5xx.
+        return exc.status_code >= 500 or exc.status_code == 429, f"HTTP {exc.status_code}: {message}"
+    if isinstance(exc, openai.OpenAIError):
+        return False, _one_line(f"{type(exc).__name__}: {exc}")
+    return False, None
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _text(content: Any) -> str:
+    """A reply's text; some servers answer with a list of content parts instead of a string."""
+    if isinstance(content, str):
+        return content
+    parts = [p if isinstance(p, str) else p.get("text", "") for p in content if isinstance(p, str | dict)]
+    return "".join(parts)
+
+
+class _Fields(dict):
+    def __init__(self, prompt: str, fields: dict[str, Any]) -> None:
+        super().__init__(fields)
+        self._prompt = prompt
+
+    def __missing__(self, key: str) -> Any:
+        raise KeyError(f"prompt {self._prompt!r} needs the field {key!r}")
+
+
+def render_prompt(name: str, **fields: Any) -> str:
+    """prompts/<name>.md (package kernel_medic.prompts) with ``fields`` filled in by ``str.format_map``."""
+    template = importlib.resources.files("kernel_medic.prompts").joinpath(f"{name}.md").read_text("utf-8")
+    return template.format_map(_Fields(name, fields))
+
+
+class RecordedChatModel:
+    """Serves a trace's recorded LLM responses in order; one shared cursor per trace within a process."""
+
+    _by_trace: dict[str, RecordedChatModel] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, trace_path: str) -> None:
+        self.trace_path = trace_path
+        self.responses = [e for e in read_trace(trace_path) if e["event"] == "llm_response"]
+        self.cursor = 0
+
+    @classmethod
+    def for_trace(cls, trace_path: str) -> RecordedChatModel:
+        with cls._lock:
+            if trace_path not in cls._by_trace:
+                cls._by_trace[trace_path] = cls(trace_path)
+            return cls._by_trace[trace_path]
+
+    @classmethod
+    def reset(cls, trace_path: str) -> None:
+        with cls._lock:
+            cls._by_trace.pop(trace_path, None)
+
+    def complete(self, messages: list[dict[str, str]]) -> LLMReply:
+        with self._lock:
+            if self.cursor >= len(self.responses):
+                raise LLMError(f"replay: {self.trace_path} has no more recorded LLM responses")
+            event = self.responses[self.cursor]
+            self.cursor += 1
+        return LLMReply(
+            text=event["text"],
+            input_tokens=int(event.get("input_tokens", 0)),
+            output_tokens=int(event.get("output_tokens", 0)),
+            attempts=int(event.get("attempts", 1)),
+            wall_s=0.0,
+            model=str(event.get("model", "recorded")),
+        )

@@ -1,0 +1,314 @@
+"""Patch strategies behind one interface: offline rewrite rules, an LLM, or both (offline first).
+
+A patcher proposes ONE small edit of the best version so far; it never decides success (the evaluator and
+the integrity gate do). Proposals that reproduce a source already tried are never returned as new.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kernel_medic.tools.repair.edits import EditError, apply_search_replace, parse_search_replace
+from kernel_medic.tools.repair.llm import LLMError, LLMReply, render_prompt
+from kernel_medic.tools.repair.mutations import MUTATIONS
+from kernel_medic.tools.repair.rules.core import Rewrite, RuleContext
+from kernel_medic.tools.repair.rules.registry import RULES
+from kernel_medic.tools.repair.search import (
+    EvaluateFn,
+    Screened,
+    candidates,
+    known_full,
+    light_score,
+    screen,
+    verify_full,
+)
+from kernel_medic.tools.trace import source_hash
+
+SCREEN_BATCH = 8
+"""Candidate edits screened at once on the light tier (a RepairConfig field would be the place for it)."""
+SCREEN_LIMIT = 48
+"""Most candidate edits screened for one proposal (cached: a later proposal on the same base is cheap)."""
+FULL_CHECKS = 6
+"""Most screened edits run on the full tier for one proposal before the most promising is proposed."""
+SLIVER = 0.05
+"""A full-tier gain closing less of the gap to 1.0 than this share does not end the checks early: a wrong edit
+that happens to fix a few elements must not be kept before the other promising edits have run."""
+
+
+@dataclass
+class PatchRequest:
+    problem_name: str
+    reference_source: str
+    source: str  # the best version so far: every patch applies to it
+    report: dict[str, Any]  # its full-tier evaluation report
+    hypotheses: list[dict[str, Any]]  # ranked, from diagnosis
+    patterns: list[dict[str, Any]]  # retrieved knowledge-base patterns: id, title, bug_class, fix
+    rule_ids: list[str]  # offline rules in the order retrieval and diagnosis suggest
+    instrumentation: list[dict[str, Any]]
+    failed_attempts: list[dict[str, Any]]
+    feedback: str
+    seen_hashes: set[str]
+    patch_counts: dict[str, int]  # patches already tried per hypothesis
+    patch_cap: int
+
+
+@dataclass
+class Proposal:
+    source: str
+    strategy: str
+    hypothesis: str
+    rule: str
+    description: str
+
+
+@dataclass
+class PatchOutcome:
+    proposal: Proposal | None
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    exhausted: bool = False  # nothing left to propose
+    oscillation: bool = False  # the proposal reproduced a source tried before
+    error: str | None = None
+    feedback: str = ""
+
+
+class ChatModel(Protocol):
+    def complete(self, messages: list[dict[str, str]]) -> LLMReply: ...
+
+
+class Patcher(Protocol):
+    def propose(self, request: PatchRequest) -> PatchOutcome: ...
+
+
+class OfflinePatcher:
+    """Rewrite rules in the order retrieval ranked them, then mutations where the diagnosis points.
+
+    Without an evaluator it proposes the first untried rewrite of an open hypothesis. With one, it screens the
+    untried rewrites on the light tier in parallel, runs the most promising that do not lose on the light
+    case through the full tier (a few per call, cached) and proposes the first that beats the base there;
+    failing that, the next unchecked one. The graph loop applies the patch to the best version so far.
+    """
+
+    def __init__(
+        self,
+        evaluate: EvaluateFn | None = None,
+        workers: int = 1,
+        mutations: bool = True,
+        batch: int = SCREEN_BATCH,
+        max_screened: int = SCREEN_LIMIT,
+        namespace: str = "",
+        full_checks: int = FULL_CHECKS,
+    ) -> None:
+        self.evaluate = evaluate
+        self.workers = workers
+        self.mutations = mutations
+        self.batch = batch
+        self.max_screened = max_screened
+        self.namespace = namespace
+        self.full_checks = full_checks
+
+    def propose(self, request: PatchRequest) -> PatchOutcome:
+        untried = self._untried(request)
+        if not untried:
+            return PatchOutcome(None, exhausted=True, error="no untried rewrite rule applies")
+        if self.evaluate is None:
+            return PatchOutcome(_proposal(untried[0]))
+        base_light = light_score(request.report)
+        base_full = float(request.report.get("score", -1.0)) if request.report else -1.0
+        # Edits already run on the full tier without beating this base are settled: screen the others.
+        fresh = [rw for rw in untried if not _settled(rw, base_full, self.namespace)] or untried
+        screened: list[Screened] = []
+        for start in range(0, min(len(fresh), self.max_screened), self.batch):
+            batch = fresh[start : min(start + self.batch, self.max_screened)]
+            screened += screen(request.source, batch, self.evaluate, self.workers, self.namespace)
+        screened.sort(key=_promise)
+        # The light case cannot tell edits apart when it already passes (or ties): the full tier decides.
+        viable = [s for s in screened if s.light >= base_light and s.light >= 0]
+        checks = viable[: self.full_checks]
+        step = max(1, self.workers)
+        gains: list[tuple[Screened, str, float]] = []
+        for start in range(0, len(checks), step):
+            # One round per pool width; a pass or a real gain ends the search (the graph loop keeps it).
+            chunk = checks[start : start + step]
+            results = verify_full([s.rewrite for s in chunk], self.evaluate, self.workers, self.namespace)
+            gains += [
+                (screened, verdict, score)
+                for screened, (_, verdict, score) in zip(chunk, results, strict=True)
+                if verdict == "pass" or score > base_full
+            ]
+            gains.sort(key=lambda item: (item[1] != "pass", -item[2], item[0].size))
+            if gains and (gains[0][1] == "pass" or gains[0][2] - base_full >= SLIVER * (1.0 - base_full)):
+                return PatchOutcome(_proposal(gains[0][0].rewrite))
+        if gains:  # only slivers: the largest is still progress
+            return PatchOutcome(_proposal(gains[0][0].rewrite))
+        # Nothing checked beats the base: propose the next unchecked edit, so the verify node tries one more.
+        rest = viable[len(checks) :] or screened
+        return PatchOutcome(_proposal(rest[0].rewrite))
+
+    def _untried(self, request: PatchRequest) -> list[Rewrite]:
+        location = request.hypotheses[0] if request.hypotheses else {}
+        lines = location.get("lines")
+        kernel = location.get("kernel")
+        found = candidates(
+            request.source,
+            request.rule_ids,
+            RuleContext.from_reference(request.reference_source, request.report),
+            mutations=self.mutations,
+            lines=[tuple(lines)] if lines else None,
+            kernels=[kernel] if kernel else None,
+        )
+        return [
+            rw
+            for rw in found
+            if request.patch_counts.get(_hypothesis(rw), 0) < request.patch_cap
+            and source_hash(rw.source) not in request.seen_hashes
+        ]
+
+
+def _settled(rewrite: Rewrite, base_full: float, namespace: str) -> bool:
+    known = known_full(rewrite.source, namespace)
+    return known is not None and known[0] != "pass" and known[1] <= base_full
+
+
+def _promise(screened: Screened) -> tuple[bool, float, int]:
+    """Sort key: a light pass first, then the highest light score, then the smallest edit."""
+    return (not screened.passed, -screened.light, screened.size)
+
+
+def _hypothesis(rewrite: Rewrite) -> str:
+    rule = RULES.get(rewrite.rule) or MUTATIONS.get(rewrite.rule)
+    return rule.bug_class if rule is not None else "unknown"
+
+
+def _proposal(rewrite: Rewrite) -> Proposal:
+    return Proposal(rewrite.source, "offline", _hypothesis(rewrite), rewrite.rule, rewrite.description)
+
+
+EventSink = Callable[[str, dict[str, Any]], None]
+
+
+class LLMPatcher:
+    """Asks the LLM for search/replace edits; malformed or non-applying edits are fed back, never applied."""
+
+    def __init__(self, model: ChatModel, edit_retries: int = 2, on_event: EventSink | None = None) -> None:
+        self.model = model
+        self.edit_retries = edit_retries
+        self.on_event = on_event or (lambda _kind, _data: None)
+
+    def propose(self, request: PatchRequest) -> PatchOutcome:
+        messages = [
+            {"role": "system", "content": render_prompt("patch_system")},
+            {"role": "user", "content": render_prompt("patch_user", **_prompt_fields(request))},
+        ]
+        outcome = PatchOutcome(None)
+        open_hypotheses = [
+            h["bug_class"]
+            for h in request.hypotheses
+            if request.patch_counts.get(h["bug_class"], 0) < request.patch_cap
+        ]
+        if request.hypotheses and not open_hypotheses:
+            return PatchOutcome(None, exhausted=True, error="every hypothesis reached its patch cap")
+        hypothesis = open_hypotheses[0] if open_hypotheses else "unknown"
+        if request.patch_counts.get(hypothesis, 0) >= request.patch_cap:
+            return PatchOutcome(None, exhausted=True, error="every hypothesis reached its patch cap")
+        for _ in range(self.edit_retries + 1):
+            self.on_event("llm_request", {"messages": messages})
+            try:
+                reply = self.model.complete(messages)
+            except LLMError as exc:
+                outcome.error = f"llm_error: {exc}"
+                return outcome
+            outcome.llm_calls += 1
+            outcome.input_tokens += reply.input_tokens
+            outcome.output_tokens += reply.output_tokens
+            self.on_event(
+                "llm_response",
+                {
+                    "text": reply.text,
+                    "input_tokens": reply.input_tokens,
+                    "output_tokens": reply.output_tokens,
+                    "attempts": reply.attempts,
+                    "wall_s": round(reply.wall_s, 3),
+                    "model": reply.model,
+                },
+            )
+            try:
+                source = apply_search_replace(request.source, parse_search_replace(reply.text))
+            except EditError as exc:
+                outcome.feedback = f"Your edit could not be applied: {exc}"
+                messages += [
+                    {"role": "assistant", "content": reply.text},
+                    {
+                        "role": "user",
+                        "content": outcome.feedback + " Answer again with SEARCH/REPLACE blocks "
+                        "whose SEARCH text is copied exactly from the current candidate.",
+                    },
+                ]
+                continue
+            if source_hash(source) in request.seen_hashes:
+                outcome.oscillation = True
+                outcome.feedback = "That edit reproduces a version already tried."
+                return outcome
+            outcome.proposal = Proposal(source, "llm", hypothesis, "llm", _first_line(reply.text))
+            outcome.feedback = ""
+            return outcome
+        outcome.error = f"no applicable edit after {self.edit_retries + 1} answers"
+        return outcome
+
+
+class HybridPatcher:
+    """Offline rules first; the LLM once the rules are spent or the search stagnates."""
+
+    def __init__(self, offline: OfflinePatcher, llm: Callable[[], LLMPatcher], stagnation: int) -> None:
+        self.offline = offline
+        self.llm = llm
+        self.stagnation = stagnation
+
+    def propose(self, request: PatchRequest, no_progress: int = 0) -> PatchOutcome:
+        if no_progress < self.stagnation:
+            outcome = self.offline.propose(request)
+            if outcome.proposal is not None:
+                return outcome
+        return self.llm().propose(request)
+
+
+def _prompt_fields(request: PatchRequest) -> dict[str, Any]:
+    report = request.report
+    return {
+        "problem_name": request.problem_name,
+        "reference_source": request.reference_source,
+        "candidate_source": request.source,
+        "verdict": report.get("verdict", "unknown"),
+        "score": report.get("score", 0.0),
+        "symptoms": _bullets(report.get("symptoms") or ["(none recorded)"]),
+        "diagnosis": _bullets(
+            f"{h['bug_class']} (confidence {h['confidence']}; evidence: {', '.join(h['evidence']) or 'none'})"
+            for h in request.hypotheses[:5]
+        )
+        or "- (no hypothesis)",
+        "patterns": _bullets(f"{p['title']} [{p['bug_class']}]: {p['fix']}" for p in request.patterns[:5])
+        or "- (none)",
+        "instrumentation": _bullets(json.dumps(f, sort_keys=True) for f in request.instrumentation[-3:])
+        or "- (none yet)",
+        "failed_attempts": _bullets(
+            f"{a.get('description', '')}: {a.get('verdict')} (score {a.get('score')})\n{a.get('diff', '')}"
+            for a in request.failed_attempts[-4:]
+        )
+        or "- (none)",
+        "feedback": request.feedback or "(none)",
+    }
+
+
+def _bullets(items: Sequence[str] | Any) -> str:
+    return "\n".join(f"- {item}" for item in items)
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip() and not line.startswith(("<<<<<<<", "```")):
+            return line.strip()[:160]
+    return "LLM search/replace edit"

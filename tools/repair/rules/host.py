@@ -1,0 +1,372 @@
+"""Host-side rules: the wrapper around the kernel (output dtype, final reduction, launch sizes, scales).
+
+The taxonomy's "wrapper" class: the kernel is right, `ModelNew.forward` allocates, sizes or reduces wrongly.
+What the reference means (its reduction mode, ignore_index, output dtype) comes from the rule context.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+import libcst.matchers as m
+from kernel_medic.tools.repair.rules.core import (
+    _ALLOCATORS,
+    Rewrite,
+    Rule,
+    RuleContext,
+    _arg,
+    _calls,
+    _dotted,
+    _expr,
+    _forward,
+    _kernels,
+    _launches,
+    _names,
+    _params,
+    _render,
+    _rewrite,
+    _tensor_params,
+    _tree,
+)
+
+_TORCH_DTYPES = {
+    "float32": "torch.float32",
+    "float16": "torch.float16",
+    "bfloat16": "torch.bfloat16",
+    "float64": "torch.float64",
+    "int64": "torch.int64",
+    "int32": "torch.int32",
+    "bool": "torch.bool",
+}
+_DTYPE_ALIASES = {"torch.long": "torch.int64", "torch.int": "torch.int32", "torch.float": "torch.float32"}
+
+
+def _expected_output_dtype(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """The output is allocated (or cast) in a hard-coded dtype other than the one the reference returns."""
+    wanted = _TORCH_DTYPES.get(context.output_dtype) if context is not None else None
+    tree = _tree(source)
+    fn = _forward(tree.module) if tree is not None else None
+    if wanted is None or tree is None or fn is None:
+        return []
+    out: list[Rewrite] = []
+    sites = [a.value for call in _calls(fn.body, *_ALLOCATORS) if (a := _arg(call, "dtype", 99)) is not None]
+    for call in m.findall(fn.body, m.Call(func=m.Attribute(attr=m.Name("to")))):
+        assert isinstance(call, cst.Call)
+        sites += [a.value for a in call.args[:1] if (_dotted(a.value) or "").startswith("torch.")]
+    for site in sites:
+        current = _dotted(site) or ""
+        if not current.startswith("torch.") or _DTYPE_ALIASES.get(current, current) == wanted:
+            continue
+        what = f"ModelNew.forward: output dtype {wanted}, as the reference returns"
+        out.append(
+            _rewrite("expected_output_dtype", tree.replace(site, _expr(wanted)), tree.line(site), what)
+        )
+    return out
+
+
+# ---------------------------------------------------------------- loss reductions
+
+
+def _reduction_mode(reference: str) -> str:
+    found = re.search(r"reduction\s*=\s*['\"](\w+)['\"]", reference)
+    return found.group(1) if found else "mean"
+
+
+def _ignore_index(context: RuleContext) -> str | None:
+    if "ignore_index" not in context.reference_source:
+        return None
+    found = re.search(r"ignore_index\s*=\s*(-?\d+)", context.reference_source)
+    value = context.init_params().get("ignore_index")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return found.group(1) if found else "-100"
+
+
+def _label_param(params: list[str]) -> str | None:
+    for p in params:
+        if any(k in p.lower() for k in ("target", "label", "tgt", "class")):
+            return p
+    return None
+
+
+def _loss_reduction(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """The final reduction of a loss follows the reference's mode: sum, mean over all, or over non-ignored."""
+    if context is None or "loss" not in context.reference_source.lower():
+        return []
+    tree = _tree(source)
+    fn = _forward(tree.module) if tree is not None else None
+    if tree is None or fn is None:
+        return []
+    tensors = _tensor_params(fn)
+    mode = _reduction_mode(context.reference_source)
+    ignore = _ignore_index(context)
+    label = _label_param(tensors)
+    out: list[Rewrite] = []
+    for ret in m.findall(fn.body, m.Return()):
+        assert isinstance(ret, cst.Return)
+        value = ret.value
+        if value is None:
+            continue
+        total, divisor = _sum_and_divisor(value)
+        if total is None:
+            continue
+        forms: list[str] = []
+        if mode == "sum":
+            forms.append(total)
+        elif mode in ("mean", "batchmean"):
+            if ignore is not None and label is not None:
+                forms.append(f"{total} / ({label} != {ignore}).sum()")
+            sizes = [f"{t}.numel()" for t in tensors] + [f"{t}.shape[0]" for t in tensors]
+            forms += [f"{total} / {s}" for s in sizes]
+        current = _render(value).replace(" ", "")
+        for form in dict.fromkeys(forms):
+            if form.replace(" ", "") == current or (divisor is None and form == total):
+                continue
+            what = f"ModelNew.forward: return {form} ({mode} reduction)"
+            out.append(_rewrite("loss_reduction", tree.replace(value, _expr(form)), tree.line(ret), what))
+    return out
+
+
+def _sum_and_divisor(value: cst.BaseExpression) -> tuple[str | None, str | None]:
+    """(`a.sum()` as text, divisor text or None) for `a.sum()`, `a.sum() / d`, `a.mean()`."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide):
+        total, _ = _sum_and_divisor(value.left)
+        return (total, _render(value.right)) if total is not None else (None, None)
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args:
+        if value.func.attr.value == "sum":
+            return _render(value), None
+        if value.func.attr.value == "mean":
+            return f"{_render(value.func.value)}.sum()", "mean"
+    return None, None
+
+
+# ---------------------------------------------------------------- launch sizes
+
+
+def _block_uncapped(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """`min(next_power_of_2(n), CAP)` with no loop over the rest: the block must cover the whole row."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    out: list[Rewrite] = []
+    for call in _calls(tree.module, "min"):
+        pow2 = [
+            a.value
+            for a in call.args
+            if isinstance(a.value, cst.Call) and "next_power_of_2" in _render(a.value)
+        ]
+        if len(call.args) != 2 or len(pow2) != 1:
+            continue
+        what = f"block covers the whole row: {_render(pow2[0])}"
+        out.append(_rewrite("block_uncapped", tree.replace(call, pow2[0]), tree.line(call), what))
+    return out
+
+
+def _rows_from_numel(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """`n_rows = x.shape[0]` of an input with more than two dims: rows are numel // row length."""
+    tree = _tree(source)
+    fn = _forward(tree.module) if tree is not None else None
+    if tree is None or fn is None:
+        return []
+    lengths: dict[str, str] = {}
+    for node in m.findall(fn.body, m.Assign()):
+        assert isinstance(node, cst.Assign)
+        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            text = _render(node.value).replace(" ", "")
+            found = re.fullmatch(r"(\w+)\.(?:shape\[-1\]|size\(-1\))", text)
+            if found:
+                lengths[found.group(1)] = node.targets[0].target.value
+    out: list[Rewrite] = []
+    for node in m.findall(fn.body, m.Assign()):
+        assert isinstance(node, cst.Assign)
+        text = _render(node.value).replace(" ", "")
+        found = re.fullmatch(r"(\w+)\.(?:shape\[0\]|size\(0\))", text)
+        if not found or found.group(1) not in lengths:
+            continue
+        x = found.group(1)
+        new = _expr(f"{x}.numel() // {lengths[x]}")
+        what = f"ModelNew.forward: every row of {x}, {x}.numel() // {lengths[x]}"
+        out.append(_rewrite("rows_from_numel", tree.replace(node.value, new), tree.line(node), what))
+    return out
+
+
+def _shape_in_scale(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """A scale such as `1 / sqrt(d)` read from the wrong dimension of the input's shape."""
+    tree = _tree(source)
+    fn = _forward(tree.module) if tree is not None else None
+    if tree is None or fn is None:
+        return []
+    out: list[Rewrite] = []
+    roots = _calls(fn.body, "math.sqrt", "torch.sqrt", "sqrt", "math.rsqrt")
+    roots += [
+        p
+        for p in m.findall(fn.body, m.BinaryOperation(operator=m.Power()))
+        if isinstance(p, cst.BaseExpression)
+    ]
+    for root in roots:
+        for sub in m.findall(root, m.Subscript(value=m.Attribute(attr=m.Name("shape")))):
+            assert isinstance(sub, cst.Subscript)
+            index = _render(sub.slice[0].slice).strip() if len(sub.slice) == 1 else ""
+            for other in ("-1", "-2", "1", "2", "3"):
+                if other == index:
+                    continue
+                new = sub.with_changes(slice=[cst.SubscriptElement(cst.Index(_expr(other)))])
+                what = f"ModelNew.forward: scale from {_render(sub.value)}[{other}], not [{index}]"
+                out.append(_rewrite("shape_in_scale", tree.replace(sub, new), tree.line(sub), what))
+    return out
+
+
+def _zero_accumulated_output(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """A buffer the kernel accumulates into with atomics must start at zero, not as `torch.empty` garbage."""
+    tree = _tree(source)
+    fn = _forward(tree.module) if tree is not None else None
+    if tree is None or fn is None:
+        return []
+    kernels = {k.name.value: k for k in _kernels(tree.module)}
+    accumulated: set[str] = set()
+    for call in _launches(tree.module):
+        assert isinstance(call.func, cst.Subscript)
+        kernel = kernels.get(_render(call.func.value))
+        if kernel is None:
+            continue
+        params = [p.name.value for p in _params(kernel)]
+        targets = {
+            n
+            for atomic in _calls(kernel.body, "tl.atomic_add", "tl.atomic_max", "tl.atomic_min")
+            if atomic.args
+            for n in _names(atomic.args[0].value)
+        }
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        for param, arg in zip(params, positional, strict=False):
+            if param in targets and isinstance(arg.value, cst.Name):
+                accumulated.add(arg.value.value)
+    out: list[Rewrite] = []
+    for node in m.findall(fn.body, m.Assign()):
+        assert isinstance(node, cst.Assign)
+        names = set().union(*(_names(t.target) for t in node.targets))
+        value = node.value
+        if not (names & accumulated and isinstance(value, cst.Call)):
+            continue
+        func = _dotted(value.func) or ""
+        if func not in ("torch.empty", "torch.empty_like"):
+            continue
+        zeros = func.replace("empty", "zeros")
+        new = tree.replace(value.func, _expr(zeros))
+        what = (
+            f"ModelNew.forward: {', '.join(sorted(names))} accumulated with atomics starts at zero ({zeros})"
+        )
+        out.append(_rewrite("zero_accumulated_output", new, tree.line(node), what))
+    return out
+
+
+def _grid_block_pair(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """`cdiv(M, BLOCK_N)` in a launch grid: the axis tiled by BLOCK_N has N elements."""
+    tree = _tree(source)
+    if tree is None:
+        return []
+    scope = {n.value for n in m.findall(tree.module, m.Name()) if isinstance(n, cst.Name)}
+    out: list[Rewrite] = []
+    for cdiv in _calls(tree.module, "triton.cdiv", "cdiv"):
+        if len(cdiv.args) != 2 or not isinstance(cdiv.args[0].value, cst.Name):
+            continue
+        size = cdiv.args[0].value
+        found = re.search(r"BLOCK_?([A-Za-z]+)", _render(cdiv.args[1].value))
+        if not found:
+            continue
+        axis = found.group(1)
+        for wanted in (axis, axis.upper(), axis.lower()):
+            if wanted in scope and wanted != size.value and wanted != "SIZE":
+                new = tree.replace(size, cst.Name(wanted))
+                block = _render(cdiv.args[1].value).strip()
+                what = f"grid: the axis tiled by {block} has {wanted} elements, not {size.value}"
+                out.append(_rewrite("grid_block_pair", new, tree.line(cdiv), what))
+                break
+    return out
+
+
+def _reciprocal_scale(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+    """A scale applied by multiplication is the reciprocal of a divisor (softmax(x / T), 1 / sqrt(d))."""
+    tree = _tree(source)
+    fn = _forward(tree.module) if tree is not None else None
+    if tree is None or fn is None:
+        return []
+    out: list[Rewrite] = []
+    for node in m.findall(fn.body, m.Assign()):
+        assert isinstance(node, cst.Assign)
+        names = set().union(*(_names(t.target) for t in node.targets))
+        if not any("scale" in n.lower() for n in names):
+            continue
+        value = node.value
+        if (
+            isinstance(value, cst.BinaryOperation)
+            and isinstance(value.operator, cst.Divide)
+            and _render(value.left).strip() in ("1", "1.0")
+        ):
+            new_value = _expr(_render(value.right.with_changes(lpar=[], rpar=[])))
+        else:
+            divisor = _render(value) if isinstance(value, cst.Name | cst.Attribute) else f"({_render(value)})"
+            new_value = _expr(f"1.0 / {divisor}")
+        what = f"ModelNew.forward: scale {_render(new_value)}"
+        out.append(_rewrite("reciprocal_scale", tree.replace(value, new_value), tree.line(node), what))
+    return out
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "zero_accumulated_output",
+        "a buffer accumulated with atomics is allocated with zeros",
+        "wrapper",
+        ("everywhere", "nan", "garbage_region", "scalar"),
+        _zero_accumulated_output,
+    ),
+    Rule(
+        "grid_block_pair",
+        "each grid axis is the cdiv of the size its block tiles",
+        "grid_coverage",
+        ("shape", "untouched_region", "zero_region", "garbage_region", "columns", "rows"),
+        _grid_block_pair,
+    ),
+    Rule(
+        "reciprocal_scale",
+        "a multiplicative scale is the reciprocal of the reference's divisor",
+        "operator_misread",
+        ("everywhere", "constant_ratio", "rows"),
+        _reciprocal_scale,
+    ),
+    Rule(
+        "expected_output_dtype",
+        "the output is allocated in the dtype the reference returns",
+        "wrapper",
+        ("dtype", "dtype_mismatch", "everywhere"),
+        _expected_output_dtype,
+    ),
+    Rule(
+        "loss_reduction",
+        "a loss reduces as the reference does: sum, mean, or mean over non-ignored targets",
+        "operator_misread",
+        ("everywhere", "constant_ratio", "scalar"),
+        _loss_reduction,
+    ),
+    Rule(
+        "block_uncapped",
+        "a single-block row kernel's block covers the whole row",
+        "grid_coverage",
+        ("shape", "columns", "trailing", "untouched_region", "rows"),
+        _block_uncapped,
+    ),
+    Rule(
+        "rows_from_numel",
+        "rows of an N-d input counted as numel // row length",
+        "wrapper",
+        ("shape", "untouched_region", "zero_region", "garbage_region", "leading"),
+        _rows_from_numel,
+    ),
+    Rule(
+        "shape_in_scale",
+        "a scale computed from the right dimension",
+        "operator_misread",
+        ("everywhere", "constant_ratio", "shape"),
+        _shape_in_scale,
+    ),
+)
