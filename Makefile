@@ -20,10 +20,12 @@ demo: setup
 test: setup
 	$(BIN)/python -m pytest -q
 
-# Headless Chromium for the HTML report test (Debian packages; needs root). CI installs them first.
+# Debian packages (needs root); CI installs them first: bubblewrap, the sandbox every candidate runs in
+# (without it kmedic refuses to run candidates unless KMEDIC_SANDBOX=weak), and headless Chromium for the HTML
+# report test.
 system-deps:
-	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
-		(apt-get update -qq && apt-get install -y -qq chromium chromium-driver)
+	command -v bwrap >/dev/null && command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+		(apt-get update -qq && apt-get install -y -qq bubblewrap chromium chromium-driver)
 
 lint: setup
 	$(BIN)/ruff check .

@@ -35,18 +35,32 @@ def assert_still_serves(pool: WorkerPool) -> None:
         assert out.result == {"result": 42}
 
 
-def sandbox_processes(pool: WorkerPool) -> list[int]:
-    uids = {str(u) for u in pool.sandbox_uids}
-    found = []
+def _host_processes() -> dict[int, tuple[str, int]]:
+    """pid -> (real uid, parent pid) of every process the host sees."""
+    found = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
             try:
                 with open(f"/proc/{name}/status") as fh:
                     fields = dict(line.split(":", 1) for line in fh if ":" in line)
-            except OSError:
+                found[int(name)] = (fields["Uid"].split()[0], int(fields["PPid"]))
+            except (OSError, KeyError, ValueError, IndexError):
                 continue
-            if fields.get("Uid", "").split()[:1] and fields["Uid"].split()[0] in uids:
-                found.append(int(name))
+    return found
+
+
+def sandbox_processes(pool: WorkerPool) -> list[int]:
+    """Host processes left by jobs: any of a sandbox uid but the confined workers themselves."""
+    uids = {str(u) for u in pool.sandbox_uids}
+    procs = _host_processes()
+    found = []
+    for pid, (uid, ppid) in procs.items():
+        if uid not in uids:
+            continue
+        # Inside bubblewrap the worker itself runs under its uid, started by bwrap (root); jobs are below it.
+        if pool.sandbox == "bwrap" and procs.get(ppid, ("", 0))[0] not in uids:
+            continue
+        found.append(pid)
     return found
 
 
@@ -143,8 +157,13 @@ def test_child_has_no_network(pool: WorkerPool) -> None:
         assert out.error_type is not None and "Error" in out.error_type
         with pytest.raises(socket.timeout):
             server.accept()
-        # Same code with the network allowed does connect: the refusal above is the sandbox's doing.
-        allowed = run(pool, source, SandboxLimits(timeout_s=5.0, network=True), port=port)
+        # Same code with the network allowed does connect: the refusal above is the sandbox's doing. With
+        # bubblewrap the network is a property of the pool's workers, not of one job.
+        if pool.sandbox == "bwrap":
+            with pytest.raises(ValueError, match="fixed per pool"):
+                run(pool, source, SandboxLimits(timeout_s=5.0, network=True), port=port)
+        with WorkerPool(device="cpu", size=1, limits=SandboxLimits(timeout_s=5.0, network=True)) as netpool:
+            allowed = run(netpool, source, port=port)
         assert allowed.status == "ok" and allowed.result == {"result": "connected"}, allowed
         server.accept()[0].close()
 

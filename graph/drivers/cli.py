@@ -12,6 +12,7 @@ from typing import Any
 
 from kernel_medic.tools.evaluation.evaluate import CaseResult, EvalReport, Evaluator
 from kernel_medic.tools.evaluation.problem import InvalidProblem, Problem, load_problem
+from kernel_medic.tools.sandbox.confinement import SandboxUnavailable
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -133,6 +134,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InvalidProblem as exc:
         if getattr(args, "json", False):
             print(json.dumps({"verdict": "invalid_problem", "error": str(exc)}))
+        sys.stderr.write(f"kmedic: {exc}\n")
+        return EXIT_BAD_INPUT
+    except SandboxUnavailable as exc:  # no bubblewrap and no opt-in to the weak sandbox: say so, run nothing
+        if getattr(args, "json", False):
+            print(json.dumps({"verdict": "sandbox_unavailable", "error": str(exc)}))
         sys.stderr.write(f"kmedic: {exc}\n")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

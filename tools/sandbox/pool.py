@@ -1,9 +1,13 @@
 """A pool of warm sandboxed workers: candidate code never runs in the calling process.
 
-Each worker (``kernel_medic.tools.sandbox.worker``) has torch + triton preloaded and forks a fresh,
-locked-down child per job: own session, no network, rlimits, an unprivileged uid when running as root. Payload
-and result travel as ``torch.save`` files in a private job directory; the result is read back with
-``weights_only=True`` because the child is untrusted.
+Each worker (``python -I -m kernel_medic.tools.sandbox.worker``, an allowlisted environment) runs inside its
+own bubblewrap sandbox (``confinement.py``), has torch + triton preloaded and forks a fresh, locked-down child
+per job: own session, rlimits (CPU, memory, files, processes, file size). Payload and result travel as
+``torch.save`` files in the worker's slot folder, of which the sandbox sees only the payload (read-only) and
+the result and output files (writable, truncated before every job); the result is read back with
+``weights_only=True`` because the child is untrusted, and everything a job says is scrubbed of the caller's
+secrets before it leaves this module. ``KMEDIC_SANDBOX=weak`` (or ``sandbox="weak"``) runs workers without
+bubblewrap: the worker makes its own network namespace per job and drops to an unprivileged uid as root.
 """
 
 from __future__ import annotations
@@ -27,8 +31,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import torch
+from kernel_medic.tools.sandbox import confinement
 from kernel_medic.tools.sandbox import worker as worker_mod
 from kernel_medic.tools.sandbox.backends import get_backend
+from kernel_medic.tools.sandbox.confinement import SandboxUnavailable
+
+__all__ = ["JobOutcome", "SandboxLimits", "SandboxUnavailable", "WorkerPool", "exec_source"]
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +45,7 @@ STARTUP_TIMEOUT_S = 180.0
 # On top of the job's own limit: the worker's clean-up sweep may take up to 10 s of its own.
 REPLY_GRACE_S = 15.0
 TAIL_CHARS = 4000
+SLOT_FILES = (worker_mod.RESULT_FILE, worker_mod.STDOUT_FILE, worker_mod.STDERR_FILE)
 
 
 @dataclass(frozen=True)
@@ -46,7 +55,8 @@ class SandboxLimits:
     address_space_gb: float = 16.0  # RLIMIT_AS headroom above the worker's own current virtual size
     open_files: int = 256  # RLIMIT_NOFILE
     max_processes: int = 64  # RLIMIT_NPROC (fork bombs)
-    network: bool = False  # False: the child gets no network
+    file_size_mb: int = 64  # RLIMIT_FSIZE (a result file too) and the size of each of the sandbox's tmpfs
+    network: bool = False  # False: no network (with bubblewrap fixed per pool: the pool's limits decide)
 
 
 @dataclass
@@ -103,10 +113,26 @@ def _tail(path: str) -> str:
     return data.decode("utf-8", errors="replace")[-TAIL_CHARS:] if data else ""
 
 
+def _truncate(path: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
+    os.close(fd)
+
+
+def _scrubbed(outcome: JobOutcome) -> JobOutcome:
+    """The outcome with every value of the caller's secret-looking environment variables redacted."""
+    secrets = confinement.secret_values()
+    if secrets:
+        for name in ("result", "error_type", "error", "traceback", "stdout_tail", "stderr_tail", "notes"):
+            setattr(outcome, name, confinement.scrub(getattr(outcome, name), secrets))
+    return outcome
+
+
 class _Worker:
     """One worker process and the caller's end of its JSON-lines channel."""
 
-    def __init__(self, slot: int, device: str, jobs_dir: str, log_dir: str) -> None:
+    def __init__(
+        self, slot: int, device: str, jobs_dir: str, log_dir: str, bwrap: str | None, limits: SandboxLimits
+    ) -> None:
         self.slot = slot
         self.device = device
         self.jobs_dir = jobs_dir
@@ -115,24 +141,52 @@ class _Worker:
         self.ready = False
         self.uid: int | None = None
         self.notes: list[str] = []
-        self.child_pid: int | None = None
+        self.child_pid: int | None = None  # as the worker sees it (inside bubblewrap: its own PID namespace)
         self._buffer = b""
         self._warned: set[str] = set()
+        self.bwrap = bwrap
+        self.limits = limits
+        self.slot_dir = os.path.join(jobs_dir, f"slot-{slot}")
+        self._uid_lock: Any = None
+        if bwrap is not None and os.geteuid() == 0:
+            self.uid, self._uid_lock = worker_mod._claim_uid(slot)
+
+    @property
+    def confined(self) -> bool:
+        return self.bwrap is not None
+
+    def _prepare_slot(self) -> None:
+        """The slot folder: payload (read-only inside) and the job's result and output files (writable)."""
+        os.makedirs(self.slot_dir, mode=0o700, exist_ok=True)
+        for name in (worker_mod.PAYLOAD_FILE, *SLOT_FILES):
+            path = os.path.join(self.slot_dir, name)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            os.close(fd)
+            if self.uid is not None and name != worker_mod.PAYLOAD_FILE:
+                os.chown(path, self.uid, self.uid)
+            os.chmod(path, 0o644 if name == worker_mod.PAYLOAD_FILE else 0o600)
+        if self.uid is not None:
+            os.chown(self.slot_dir, self.uid, self.uid)
 
     def spawn(self) -> None:
-        env = dict(os.environ)
-        env.update(get_backend(self.device).worker_env())
-        cmd = [
-            sys.executable,
-            "-m",
-            "kernel_medic.tools.sandbox.worker",
-            "--device",
-            self.device,
-            "--slot",
-            str(self.slot),
-            "--jobs-dir",
-            self.jobs_dir,
-        ]
+        python = [sys.executable, "-I", "-m", "kernel_medic.tools.sandbox.worker"]
+        python += ["--device", self.device, "--slot", str(self.slot)]
+        if self.bwrap is not None:
+            self._prepare_slot()
+            env = confinement.worker_environment(get_backend(self.device).worker_env(), "bwrap", "/tmp")
+            cmd = confinement.bwrap_command(
+                self.bwrap,
+                slot_dir=self.slot_dir,
+                writable_files=[os.path.join(self.slot_dir, name) for name in SLOT_FILES],
+                device=self.device,
+                network=self.limits.network,
+                tmpfs_bytes=self.limits.file_size_mb * 2**20,
+            )
+            cmd += [*python, "--jobs-dir", confinement.JOB_MOUNT, "--confined"]
+            cmd += ["--drop-uid", str(self.uid)] if self.uid is not None else []
+        else:
+            env = confinement.worker_environment(get_backend(self.device).worker_env(), "weak", self.jobs_dir)
+            cmd = [*python, "--jobs-dir", self.jobs_dir]
         with open(self.log_path, "wb") as log_file:
             self.proc = subprocess.Popen(
                 cmd,
@@ -158,8 +212,12 @@ class _Worker:
         if message is None or message.get("event") != "ready":
             self.kill()
             tail = _tail(self.log_path)
+            refused = [line for line in tail.splitlines() if line.startswith("bwrap:")]
+            if refused:
+                raise SandboxUnavailable(f"bubblewrap could not set up the sandbox: {refused[-1]}")
             raise RuntimeError(f"sandbox worker {self.slot} ({self.device}) failed to start:\n{tail}")
-        self.uid = message.get("uid")
+        if not self.confined:
+            self.uid = message.get("uid")
         sandbox_notes = [str(n) for n in message.get("notes", [])]
         self.notes = [str(n) for n in message.get("backend_notes", [])] + sandbox_notes
         for note in sandbox_notes:  # a weaker sandbox deserves a warning; backend notes are information
@@ -224,19 +282,38 @@ class _Worker:
                         stream.close()
                     except OSError:
                         pass
-        if self.child_pid is not None or self.uid is not None:
+        if self.confined:  # its PID namespace died with it; anything of its uid that is left goes too
+            if self.uid is not None:
+                worker_mod.sweep(None, self.uid)
+        elif self.child_pid is not None or self.uid is not None:
             worker_mod.sweep(self.child_pid, self.uid)
         self.child_pid = None
         self.ready = False
 
+    def release(self) -> None:
+        self.kill()
+        if self._uid_lock is not None:
+            self._uid_lock.close()
+            self._uid_lock = None
+
 
 class WorkerPool:
-    """Warm sandboxed workers for one device; ``run``/``submit`` a ``kernel_medic.*:function`` job."""
+    """Warm sandboxed workers for one device; ``run``/``submit`` a ``kernel_medic.*:function`` job.
+
+    ``sandbox``: ``bwrap`` (default) or ``weak``; None reads ``KMEDIC_SANDBOX``. Raises ``SandboxUnavailable``
+    when bubblewrap is asked for and missing.
+    """
 
     def __init__(
-        self, device: str = "cpu", size: int | None = None, limits: SandboxLimits | None = None
+        self,
+        device: str = "cpu",
+        size: int | None = None,
+        limits: SandboxLimits | None = None,
+        sandbox: str | None = None,
     ) -> None:
         get_backend(device)  # unknown device: fail here, not in a worker
+        self.sandbox = confinement.sandbox_mode(sandbox)
+        bwrap = confinement.find_bwrap() if self.sandbox == "bwrap" else None
         self.device = device
         self.size = max(1, size if size is not None else (os.cpu_count() or 1))
         self.limits = limits or SandboxLimits()
@@ -245,7 +322,9 @@ class WorkerPool:
         os.chmod(self._base, 0o711)
         self._jobs_dir = os.path.join(self._base, "jobs")
         os.mkdir(self._jobs_dir, 0o711)
-        self._workers = [_Worker(i, device, self._jobs_dir, self._base) for i in range(self.size)]
+        self._workers = [
+            _Worker(i, device, self._jobs_dir, self._base, bwrap, self.limits) for i in range(self.size)
+        ]
         self._idle: queue.Queue[_Worker] = queue.Queue()
         self._lock = threading.Lock()
         self._closed = False
@@ -312,24 +391,39 @@ class WorkerPool:
         if self._closed:
             raise RuntimeError("WorkerPool is closed")
         limits = limits or self.limits
+        if self.sandbox == "bwrap" and limits.network != self.limits.network:
+            raise ValueError("with bubblewrap the network is fixed per pool: set it in the pool's limits")
         w = self._idle.get()
         try:
             if self._closed:
                 raise RuntimeError("WorkerPool is closed")
             w.ensure_ready()
+            if w.confined:
+                job_dir = w.slot_dir
+                try:
+                    torch.save(payload, os.path.join(job_dir, worker_mod.PAYLOAD_FILE))
+                    return _scrubbed(self._run_on(w, job, job_dir, confinement.JOB_MOUNT, limits))
+                finally:
+                    for name in (worker_mod.PAYLOAD_FILE, *SLOT_FILES):
+                        try:
+                            _truncate(os.path.join(job_dir, name))
+                        except OSError:
+                            pass
             job_dir = tempfile.mkdtemp(prefix="job-", dir=self._jobs_dir)
             try:
                 torch.save(payload, os.path.join(job_dir, worker_mod.PAYLOAD_FILE))
-                return self._run_on(w, job, job_dir, limits)
+                return _scrubbed(self._run_on(w, job, job_dir, job_dir, limits))
             finally:
                 shutil.rmtree(job_dir, ignore_errors=True)
         finally:
             self._idle.put(w)
 
-    def _run_on(self, w: _Worker, job: str, job_dir: str, limits: SandboxLimits) -> JobOutcome:
+    def _run_on(
+        self, w: _Worker, job: str, job_dir: str, dir_inside: str, limits: SandboxLimits
+    ) -> JobOutcome:
         start = time.monotonic()
         deadline = start + limits.timeout_s + REPLY_GRACE_S
-        sent = w.send({"job": job, "dir": job_dir, "limits": asdict(limits)})
+        sent = w.send({"job": job, "dir": dir_inside, "limits": asdict(limits)})
         started = w.read_message(deadline) if sent else None
         if started is not None and started.get("event") == "started":
             w.child_pid = int(started["pid"])
@@ -387,10 +481,10 @@ class WorkerPool:
         if envelope.get("ok") is True and isinstance(envelope.get("result"), dict):
             out.status, out.result = "ok", envelope["result"]
             return out
-        out.status = "error"
-        out.error_type = str(envelope.get("error_type", "Exception"))
-        out.error = " ".join(str(envelope.get("error", out.error_type)).split())
-        out.traceback = str(envelope.get("traceback", ""))
+        out.status = "error"  # the child wrote these: bounded here, whatever it claims
+        out.error_type = str(envelope.get("error_type", "Exception"))[:100]
+        out.error = " ".join(str(envelope.get("error", out.error_type)).split())[: worker_mod.ERROR_CHARS]
+        out.traceback = str(envelope.get("traceback", ""))[-worker_mod.TRACEBACK_CHARS :]
         return out
 
     @staticmethod
@@ -414,7 +508,7 @@ class WorkerPool:
             self._closed = True
         self._executor.shutdown(wait=False, cancel_futures=True)
         for w in self._workers:
-            w.kill()
+            w.release()
         shutil.rmtree(self._base, ignore_errors=True)
 
     def __del__(self) -> None:

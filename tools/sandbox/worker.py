@@ -1,9 +1,11 @@
 """Sandbox worker: preloads torch + triton once, then forks a locked-down child per job.
 
-Run as ``python -m kernel_medic.tools.sandbox.worker --device cpu --jobs-dir DIR``; spoken to only by
-``kernel_medic.tools.sandbox.pool.WorkerPool`` with one JSON line per message over stdin/stdout. The worker
-never reads what a child produced (payload and result files are the caller's business), so untrusted data
-never reaches it.
+Run as ``python -I -m kernel_medic.tools.sandbox.worker --device cpu --jobs-dir DIR [--confined]``; spoken to
+only by ``kernel_medic.tools.sandbox.pool.WorkerPool`` with one JSON line per message over stdin/stdout. The
+worker never reads what a child produced (payload and result files are the caller's business), so untrusted
+data never reaches it. ``--confined``: the worker already runs inside bubblewrap (see ``confinement.py``), so
+namespaces and the view of the filesystem are set; it drops to ``--drop-uid`` first when started as root, and
+after each job kills every other process of its sandbox and empties the sandbox's /tmp, /var/tmp, /dev/shm.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import json
 import os
 import resource
 import select
+import shutil
 import signal
 import stat
 import sys
@@ -34,6 +37,8 @@ MS_BIND = 4096
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_SET_NO_NEW_PRIVS = 38
 PR_SET_CHILD_SUBREAPER = 36
 
 UID_BASE = 60000
@@ -44,6 +49,8 @@ PAYLOAD_FILE = "payload.pt"
 STDOUT_FILE = "stdout.txt"
 STDERR_FILE = "stderr.txt"
 PRIVATE_DIR = "private"
+CONFINED_HOME = "/tmp/home"
+SCRATCH_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
 TRACEBACK_CHARS = 8000
 ERROR_CHARS = 500
 
@@ -86,12 +93,17 @@ def _proc_status(pid: int) -> dict[str, str]:
     return fields
 
 
-def matching_pids(uid: int | None = None, pgid: int | None = None, ppid: int | None = None) -> list[int]:
-    """Live processes owned by ``uid`` (real uid), in process group ``pgid`` or children of ``ppid``."""
+def matching_pids(
+    uid: int | None = None, pgid: int | None = None, ppid: int | None = None, everything: bool = False
+) -> list[int]:
+    """Live processes owned by ``uid`` (real uid), in process group ``pgid`` or children of ``ppid``.
+
+    ``everything``: every process but this one and PID 1 (inside a sandbox's own PID namespace).
+    """
     me = os.getpid()
     found = []
     for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == me:
+        if not name.isdigit() or int(name) in (me, 1 if everything else -1):
             continue
         try:
             st = _proc_status(int(name))
@@ -100,7 +112,8 @@ def matching_pids(uid: int | None = None, pgid: int | None = None, ppid: int | N
         if st.get("State", "").startswith("Z") and st.get("PPid") != str(me):
             continue
         hit = (
-            (uid is not None and st.get("Uid", "").split()[:1] == [str(uid)])
+            everything
+            or (uid is not None and st.get("Uid", "").split()[:1] == [str(uid)])
             or (pgid is not None and st.get("NSpgid", "").split()[-1:] == [str(pgid)])
             or (ppid is not None and st.get("PPid") == str(ppid))
         )
@@ -119,7 +132,13 @@ def _reap_all() -> None:
             return
 
 
-def sweep(pgid: int | None, uid: int | None, ppid: int | None = None, budget_s: float = 10.0) -> bool:
+def sweep(
+    pgid: int | None,
+    uid: int | None,
+    ppid: int | None = None,
+    budget_s: float = 10.0,
+    everything: bool = False,
+) -> bool:
     """SIGKILL the job's process group and everything it left behind until none is left.
 
     Repeats because a fork bomb keeps forking while it is being killed. Returns whether it got them all.
@@ -133,7 +152,7 @@ def sweep(pgid: int | None, uid: int | None, ppid: int | None = None, budget_s: 
                 hit = True
             except (ProcessLookupError, PermissionError):
                 pass
-        for pid in matching_pids(uid, pgid, ppid):
+        for pid in matching_pids(uid, pgid, ppid, everything):
             try:
                 os.kill(pid, signal.SIGKILL)
                 hit = True
@@ -228,12 +247,42 @@ def expose_paths_to(uid: int, jobs_dir: str) -> list[str]:
     return sorted(blocked)
 
 
+def empty_dirs(paths: tuple[str, ...] = SCRATCH_DIRS) -> None:
+    """Delete everything under ``paths`` (a job's leftovers in the sandbox's scratch folders)."""
+
+    def unlock(func: Any, path: str, _exc: Any) -> None:
+        try:  # a folder the job made unreadable or unwritable: give it back to its owner and retry
+            os.chmod(os.path.dirname(path), 0o700)
+            if os.path.isdir(path) and not os.path.islink(path):
+                os.chmod(path, 0o700)
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                func(path)
+        except OSError:
+            pass
+
+    for top in paths:
+        try:
+            names = os.listdir(top)
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(top, name)
+            try:
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, onerror=unlock)
+                else:
+                    os.unlink(path)
+            except OSError:
+                pass
+
+
 def _net_flags() -> int:
     # Without root a user namespace is what grants the right to make a network namespace.
     return CLONE_NEWNET if os.geteuid() == 0 else CLONE_NEWUSER | CLONE_NEWNET
 
 
-def probe_child(uid: int | None) -> list[str]:
+def probe_child(uid: int | None, confined: bool = False) -> list[str]:
     """Try the lock-down a job child will get, in a throwaway child; notes say what does not work."""
     read_fd, write_fd = os.pipe()
     pid = os.fork()
@@ -241,7 +290,8 @@ def probe_child(uid: int | None) -> list[str]:
         os.close(read_fd)
         problems = []
         try:
-            _check(_libc.unshare(_net_flags()), "unshare(CLONE_NEWNET)")
+            if not confined:  # inside bubblewrap the worker's namespaces are already the job's
+                _check(_libc.unshare(_net_flags()), "unshare(CLONE_NEWNET)")
         except OSError as exc:
             problems.append(f"network isolation unavailable: {exc}")
         if uid is not None:
@@ -318,9 +368,11 @@ def _check_result(value: Any, where: str = "result") -> None:
     raise TypeError(f"{where} has unsupported type {type(value).__name__}")
 
 
-def _lock_down(job_dir: str, limits: dict[str, Any], uid: int | None, slot_home: str) -> list[str]:
+def _lock_down(
+    job_dir: str, limits: dict[str, Any], uid: int | None, slot_home: str, confined: bool
+) -> list[str]:
     notes = []
-    if not limits.get("network", False):
+    if not limits.get("network", False) and not confined:
         try:
             _check(_libc.unshare(_net_flags()), "unshare(CLONE_NEWNET)")
         except OSError as exc:
@@ -328,6 +380,7 @@ def _lock_down(job_dir: str, limits: dict[str, Any], uid: int | None, slot_home:
     _set_limit(resource.RLIMIT_CPU, int(limits["cpu_s"]))
     _set_limit(resource.RLIMIT_AS, _current_vsize() + int(float(limits["address_space_gb"]) * 2**30))
     _set_limit(resource.RLIMIT_NOFILE, int(limits["open_files"]))
+    _set_limit(resource.RLIMIT_FSIZE, int(limits.get("file_size_mb", 64)) * 2**20)
     # RLIMIT_NPROC counts threads, so leave room for torch's per-core pools on top of the process budget.
     headroom = int(limits["max_processes"]) + (os.cpu_count() or 1)
     if uid is not None:
@@ -345,7 +398,13 @@ def _lock_down(job_dir: str, limits: dict[str, Any], uid: int | None, slot_home:
 
 
 def run_child(
-    job: str, job_dir: str, limits: dict[str, Any], uid: int | None, notes_fd: int, close_fds: list[int]
+    job: str,
+    job_dir: str,
+    limits: dict[str, Any],
+    uid: int | None,
+    notes_fd: int,
+    close_fds: list[int],
+    confined: bool = False,
 ) -> None:
     """Body of the forked job child; never returns."""
     me = os.getpid()
@@ -358,7 +417,7 @@ def run_child(
         os.dup2(devnull, 0)
         os.close(devnull)
         for target, name in ((1, STDOUT_FILE), (2, STDERR_FILE)):
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
             fd = os.open(os.path.join(job_dir, name), flags, 0o644)
             os.dup2(fd, target)
             os.close(fd)
@@ -371,8 +430,8 @@ def run_child(
             fn = getattr(importlib.import_module(module_name), func_name)
         except Exception as exc:
             import_error = exc
-        home = os.path.join(job_dir, PRIVATE_DIR)
-        notes = _lock_down(job_dir, limits, uid, home)
+        home = CONFINED_HOME if confined else os.path.join(job_dir, PRIVATE_DIR)
+        notes = _lock_down(job_dir, limits, uid, home, confined)
         _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
         os.environ.update(
             HOME=home,
@@ -422,10 +481,8 @@ def run_child(
                 "error": one_line(exc),
                 "traceback": tb[-TRACEBACK_CHARS:],
             }
-        if envelope:
-            tmp = os.path.join(job_dir, RESULT_FILE + ".tmp")
-            torch.save(envelope, tmp)
-            os.replace(tmp, os.path.join(job_dir, RESULT_FILE))
+        if envelope:  # into the file the caller made (confined: the only writable file from the host)
+            torch.save(envelope, os.path.join(job_dir, RESULT_FILE))
     except BaseException:
         traceback.print_exc()
         code = 121
@@ -468,14 +525,16 @@ def _wait_child(pid: int, timeout_s: float) -> tuple[int | None, bool]:
             os.close(pidfd)
 
 
-def serve_job(request: dict[str, Any], uid: int | None, send: Any, keep_closed: list[int]) -> None:
+def serve_job(
+    request: dict[str, Any], uid: int | None, send: Any, keep_closed: list[int], confined: bool = False
+) -> None:
     limits = request["limits"]
     read_fd, write_fd = os.pipe()
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:
         os.close(read_fd)
-        run_child(request["job"], request["dir"], limits, uid, write_fd, keep_closed)
+        run_child(request["job"], request["dir"], limits, uid, write_fd, keep_closed, confined)
     os.close(write_fd)
     send({"event": "started", "pid": pid})
     status, timed_out = _wait_child(pid, float(limits["timeout_s"]))
@@ -487,7 +546,9 @@ def serve_job(request: dict[str, Any], uid: int | None, send: Any, keep_closed: 
             os.kill(pid, signal.SIGKILL)  # it died before its setsid()
         status = os.waitpid(pid, 0)[1]
     # Whatever the job left behind dies with it, even when it ended normally.
-    complete = sweep(pid, uid, os.getpid())
+    complete = sweep(pid, uid, os.getpid(), everything=confined)
+    if confined:
+        empty_dirs()
     raw = _read_all(read_fd)
     try:
         notes = [str(n) for n in json.loads(raw)] if raw else []
@@ -510,12 +571,31 @@ def serve_job(request: dict[str, Any], uid: int | None, send: Any, keep_closed: 
     send(reply)
 
 
+def drop_privileges(uid: int | None) -> None:
+    """Inside bubblewrap as root: become ``uid`` (no groups, no capabilities left); never gain any back."""
+    if os.geteuid() == 0:
+        if uid is None:
+            raise SystemExit("confined worker started as root without --drop-uid")
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+        if os.geteuid() == 0 or os.getuid() == 0:
+            raise SystemExit("could not leave uid 0")
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
+    # Not dumpable: a job (same uid) can neither ptrace this worker nor read its memory through /proc.
+    _check(_libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(PR_SET_DUMPABLE)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--slot", type=int, default=0)
     parser.add_argument("--jobs-dir", required=True)
+    parser.add_argument("--confined", action="store_true", help="already inside the bubblewrap sandbox")
+    parser.add_argument("--drop-uid", type=int, default=None, help="confined as root: the uid to become")
     args = parser.parse_args(argv)
+    if args.confined:
+        drop_privileges(args.drop_uid)
 
     # Only protocol lines go to the real stdout; anything a library prints lands on stderr instead.
     proto = os.fdopen(os.dup(1), "w", buffering=1)
@@ -534,7 +614,7 @@ def main(argv: list[str] | None = None) -> int:
     notes: list[str] = []
     uid: int | None = None
     keep_closed = [proto.fileno()]
-    if os.geteuid() == 0:
+    if os.geteuid() == 0 and not args.confined:
         try:
             uid, lock = _claim_uid(args.slot)
             keep_closed.append(lock.fileno())
@@ -543,7 +623,7 @@ def main(argv: list[str] | None = None) -> int:
             notes.append(f"unprivileged sandbox uid unavailable, jobs run as root: {one_line(exc)}")
             uid = None
     _check(_libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "prctl(PR_SET_CHILD_SUBREAPER)")
-    probe_notes = probe_child(uid)
+    probe_notes = probe_child(uid, args.confined)
     if uid is not None and any(n.startswith("sandbox uid unusable") for n in probe_notes):
         uid = None
         probe_notes = [n + "; jobs run as root" if n.startswith("sandbox uid") else n for n in probe_notes]
@@ -554,7 +634,7 @@ def main(argv: list[str] | None = None) -> int:
         if not line.strip():
             continue
         try:
-            serve_job(json.loads(line), uid, send, keep_closed)
+            serve_job(json.loads(line), uid, send, keep_closed, args.confined)
         except OSError as exc:
             if exc.errno == errno.EPIPE:
                 return 0

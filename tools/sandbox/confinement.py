@@ -1,0 +1,198 @@
+"""What a worker is started inside: a bubblewrap sandbox, a clean environment, and scrubbed reports.
+
+``bwrap`` (bubblewrap) gives every warm worker its own user (when not root), PID, IPC, UTS, network and mount
+namespaces. The mount namespace is an empty read-only root with read-only views of only what the worker needs
+(system libraries under /usr, a few files of /etc, the Python install, the virtual environment, the package's
+own source folders), private size-limited tmpfs at /tmp, /var/tmp and /dev/shm, a /proc that shows only the
+sandbox's processes, and one writable thing from the host: the slot's result and output files. Without
+bwrap the pool refuses to start (`SandboxUnavailable`) unless ``KMEDIC_SANDBOX=weak`` asks for the weaker
+sandbox (namespaces and a uid drop done by the worker itself, the host filesystem visible).
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib.util
+import os
+import re
+import shutil
+import sys
+from typing import Any
+
+MODES = ("bwrap", "weak")
+SANDBOX_ENV = "KMEDIC_SANDBOX"
+BWRAP_ENV = "KMEDIC_BWRAP"
+# Where the slot's files appear inside the sandbox.
+JOB_MOUNT = "/job"
+SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
+SECRET_MIN_CHARS = 8
+REDACTED = "[redacted]"
+# Environment a worker may inherit: locale, device visibility, library paths and toolchain/Triton knobs.
+ENV_NAMES = frozenset(
+    {
+        "LANG", "LC_ALL", "LC_CTYPE", "TZ", "LD_LIBRARY_PATH", "CC", "CXX", "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES",
+        "NVIDIA_DRIVER_CAPABILITIES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+    }
+)
+ENV_PREFIXES = ("TRITON_", "ASCEND_", "CUDA_")
+_ETC = (
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "nsswitch.conf",
+    "ascend_install.info", "ascend_filelist.info",
+)
+_DEVICE_NODES = {
+    "cuda": ("/dev/nvidia*", "/dev/nvidia-caps"),
+    "npu": ("/dev/davinci*", "/dev/devmm_svm", "/dev/hisi_hdc", "/dev/svm0"),
+}
+
+
+class SandboxUnavailable(RuntimeError):
+    """The configured sandbox cannot be set up on this machine (one line, for an exit-2 message)."""
+
+
+def sandbox_mode(requested: str | None = None) -> str:
+    """``bwrap`` (the default) or ``weak`` (explicit opt-in: argument or ``KMEDIC_SANDBOX``)."""
+    mode = (requested or os.environ.get(SANDBOX_ENV) or "bwrap").strip().lower()
+    if mode not in MODES:
+        raise SandboxUnavailable(f"{SANDBOX_ENV}={mode!r}: expected bwrap or weak")
+    return mode
+
+
+def find_bwrap() -> str:
+    """The bwrap binary (``KMEDIC_BWRAP`` overrides the search), or SandboxUnavailable."""
+    override = os.environ.get(BWRAP_ENV)
+    if override:
+        path = override if os.access(override, os.X_OK) else None
+    else:
+        path = shutil.which("bwrap") or ("/usr/bin/bwrap" if os.access("/usr/bin/bwrap", os.X_OK) else None)
+    if path is None:
+        raise SandboxUnavailable(
+            "bubblewrap (bwrap) is not installed; candidate code needs it: install it (apt-get install "
+            f"bubblewrap, or `make system-deps`), or set {SANDBOX_ENV}=weak to accept the weaker sandbox"
+        )
+    return path
+
+
+def is_secret_name(name: str) -> bool:
+    return bool(SECRET_NAME.search(name))
+
+
+def worker_environment(backend_env: dict[str, str], mode: str, home: str) -> dict[str, str]:
+    """The allowlisted environment a worker starts with: never an API key, token or password."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if (k in ENV_NAMES or k.startswith(ENV_PREFIXES)) and not is_secret_name(k)
+    }
+    venv_bin = os.path.dirname(sys.executable)
+    env["PATH"] = f"{venv_bin}:{SANDBOX_PATH}" if mode == "bwrap" else os.environ.get("PATH", SANDBOX_PATH)
+    env["HOME"] = home
+    env.setdefault("LANG", "C.UTF-8")
+    env.update(backend_env)
+    return env
+
+
+def secret_values(environ: dict[str, str] | None = None) -> list[str]:
+    """Values of the caller's secret-looking environment variables, longest first."""
+    environ = os.environ if environ is None else environ
+    found = {v for k, v in environ.items() if is_secret_name(k) and len(v) >= SECRET_MIN_CHARS}
+    return sorted(found, key=len, reverse=True)
+
+
+def scrub(value: Any, secrets: list[str]) -> Any:
+    """``value`` with every secret replaced in its strings (tensors and other leaves kept as they are)."""
+    if not secrets:
+        return value
+    if isinstance(value, str):
+        for secret in secrets:
+            if secret in value:
+                value = value.replace(secret, REDACTED)
+        return value
+    if isinstance(value, list):
+        return [scrub(v, secrets) for v in value]
+    if isinstance(value, tuple):
+        return tuple(scrub(v, secrets) for v in value)
+    if isinstance(value, dict):
+        return {scrub(k, secrets): scrub(v, secrets) for k, v in value.items()}
+    return value
+
+
+def _package_dirs() -> list[str]:
+    """kernel_medic's source folders (an editable install maps sub-packages to folders of their own)."""
+    import kernel_medic
+
+    dirs = set(kernel_medic.__path__)
+    for sub in ("tools", "graph", "nodes", "vectordb", "prompts"):
+        try:
+            spec = importlib.util.find_spec(f"kernel_medic.{sub}")
+        except (ImportError, ValueError):
+            continue
+        if spec is not None and spec.submodule_search_locations:
+            dirs.update(spec.submodule_search_locations)
+    return sorted(os.path.realpath(d) for d in dirs if os.path.isdir(d))
+
+
+def readonly_paths() -> list[str]:
+    """Host folders the worker sees read-only (besides /usr and /etc's few files), outermost only."""
+    paths = {
+        sys.base_prefix, sys.prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)),
+        *_package_dirs(),
+    }
+    real = sorted({os.path.realpath(p) for p in paths if os.path.isdir(p)})
+    return [p for p in real if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in real)]
+
+
+def bwrap_command(
+    bwrap: str,
+    *,
+    slot_dir: str,
+    writable_files: list[str],
+    device: str,
+    network: bool,
+    tmpfs_bytes: int,
+) -> list[str]:
+    """The bubblewrap command line in front of the worker's own ``python -I -m ...``."""
+    cmd = [bwrap, "--die-with-parent", "--new-session", "--unshare-ipc", "--unshare-pid", "--unshare-uts"]
+    cmd += ["--unshare-cgroup-try"]
+    if not network:
+        cmd.append("--unshare-net")
+    if os.geteuid() == 0:
+        # Privileged bwrap keeps every capability for a uid-0 command: keep only what the worker needs to
+        # drop to its own unprivileged uid first thing (after which it has none).
+        cmd += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        cmd += ["--unshare-user", "--disable-userns"]
+    cmd += ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        host = f"/{name}"
+        if os.path.islink(host):
+            cmd += ["--symlink", os.readlink(host), host]
+        elif os.path.isdir(host):
+            cmd += ["--ro-bind", host, host]
+    for name in _ETC:
+        cmd += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    binds = [p for p in readonly_paths() if p != "/usr" and not p.startswith("/usr/")]
+    made: set[str] = set()
+    for path in [*binds, "/var/tmp"]:  # folders bwrap would otherwise make 0700 on the way
+        parts = path.strip("/").split("/")[:-1]
+        for i in range(len(parts)):
+            folder = "/" + "/".join(parts[: i + 1])
+            if folder not in made:
+                made.add(folder)
+                cmd += ["--perms", "0755", "--dir", folder]
+    for path in binds:
+        cmd += ["--ro-bind", path, path]
+    cmd += ["--proc", "/proc", "--dev", "/dev"]
+    for pattern in _DEVICE_NODES.get(device, ()):
+        for node in sorted(glob.glob(pattern)):
+            cmd += ["--dev-bind", node, node]
+    if device in _DEVICE_NODES:
+        cmd += ["--ro-bind-try", "/sys", "/sys"]
+    for tmp in ("/tmp", "/var/tmp", "/dev/shm"):
+        cmd += ["--perms", "1777", "--size", str(tmpfs_bytes), "--tmpfs", tmp]
+    cmd += ["--ro-bind", slot_dir, JOB_MOUNT]
+    for path in writable_files:
+        cmd += ["--bind", path, os.path.join(JOB_MOUNT, os.path.basename(path))]
+    cmd += ["--remount-ro", "/", "--chdir", "/tmp", "--"]
+    return cmd
