@@ -44,6 +44,8 @@ class RepairConfig:
     """Knowledge-base (Chroma) directory (KMEDIC_KB_PATH; default: the data directory's kb/)."""
     llm_replay: str | None = None
     """A trace whose recorded LLM responses stand in for the LLM (replay; no network)."""
+    tolerance: str | None = None
+    """How outputs are judged, overriding problem.toml: strict, kernelbench, or ATOL,RTOL."""
 
     @classmethod
     def from_env(cls, **overrides: Any) -> RepairConfig:

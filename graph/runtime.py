@@ -21,7 +21,7 @@ from kernel_medic.tools.trace import append_event, next_step
 
 _LOCK = threading.Lock()
 _EVALUATORS: dict[tuple[str, int | None], Evaluator] = {}
-_PROBLEMS: dict[tuple[str, str], Problem] = {}
+_PROBLEMS: dict[tuple[str, str, str | None], Problem] = {}
 
 
 class ChatModel(Protocol):
@@ -44,10 +44,11 @@ def evaluator_for(config: RepairConfig) -> Evaluator:
 
 def problem_for(state: RepairState) -> Problem:
     """The problem as loaded from the run's files (cached per process)."""
-    key = (state["reference_path"], state["candidate_path"])
+    tolerance = config_of(state).tolerance
+    key = (state["reference_path"], state["candidate_path"], tolerance)
     with _LOCK:
         if key not in _PROBLEMS:
-            _PROBLEMS[key] = load_problem(key[0], key[1])
+            _PROBLEMS[key] = load_problem(key[0], key[1]).with_tolerance(tolerance)
         problem = _PROBLEMS[key]
     return problem.with_candidate(state.get("original_source", problem.candidate_source))
 

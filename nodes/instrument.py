@@ -19,7 +19,7 @@ PROBE_TIMEOUT_S = 20.0
 
 
 def variant_localisation(report: dict[str, Any]) -> dict[str, Any]:
-    cases = report.get("cases") or []
+    cases = [c for c in report.get("cases") or [] if c.get("counted", True)]
     failing = [c for c in cases if c.get("verdict") != "pass"]
     return {
         "kind": "variant_localisation",

@@ -17,6 +17,7 @@ def intake(state: RepairState) -> dict[str, Any]:
     try:
         config = RepairConfig.from_dict(dict(state.get("config") or {}))
         problem = load_problem(state["reference_path"], state.get("candidate_path") or None)
+        problem = problem.with_tolerance(config.tolerance)
     except (InvalidProblem, ValueError, KeyError) as exc:
         return {"status": "invalid", "stop_reason": "invalid_problem", "error": str(exc)}
     return {

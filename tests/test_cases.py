@@ -266,6 +266,7 @@ def test_case_spec_round_trips_through_dict() -> None:
         "value_variant": "x1e-3",
         "size_overrides": {"a": 9, "z": 3},
         "noncontiguous": False,
+        "derived": False,
     }
     assert CaseSpec.from_dict(data) == spec
 

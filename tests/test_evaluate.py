@@ -164,7 +164,7 @@ def test_hard_coded_size_fails_only_on_the_automatic_shape_variant(
     assert failing and all(name.startswith("shape") for name in failing), failing
 
 
-def test_contiguity_assumption_fails_only_on_the_noncontiguous_variant(
+def test_contiguity_assumption_is_a_warning_from_the_noncontiguous_variant_only(
     evaluator: Evaluator, tmp_path: Path
 ) -> None:
     # An elementwise kernel over raw storage is right when out mirrors x's strides; this one allocates a
@@ -175,6 +175,9 @@ def test_contiguity_assumption_fails_only_on_the_noncontiguous_variant(
     report = evaluate(evaluator, write_problem(tmp_path, cand), tier="full")
     failing = {c.name for c in report.cases if c.verdict != "pass"}
     assert failing == {"noncontig"}, failing
+    assert report.verdict == "pass" and report.warnings  # KernelBench inputs are contiguous: a warning
+    folder = write_problem(tmp_path / "required", cand, toml='noncontiguous = "require"\n')
+    assert evaluate(evaluator, folder, tier="full").verdict == "mismatch"
 
 
 def test_variant_with_non_finite_reference_is_dropped(evaluator: Evaluator, tmp_path: Path) -> None:
@@ -224,17 +227,3 @@ def test_differently_named_parameters_are_built_under_the_same_seed(
     ).replace("self.PARAM", "self.w")
     report = evaluate(evaluator, write_problem(tmp_path, cand, reference=WEIGHTED_REFERENCE))
     assert report.verdict == "pass", report.symptoms
-
-
-def test_x100_case_scales_the_absolute_tolerance(evaluator: Evaluator, tmp_path: Path) -> None:
-    # A rounding error proportional to the inputs' magnitude is what a correct kernel shows on 100x inputs
-    # (long sums, differences of large partial sums); a larger relative error still fails there.
-    reference = SCALE_REFERENCE.replace("return x * 2.0", "return x * 0.0")
-
-    def candidate(error: str) -> str:
-        return scale_candidate(("        return out", f"        return out * 0.0 + {error} * x.abs().mean()"))
-
-    scaled = evaluate(evaluator, write_problem(tmp_path / "ok", candidate("1e-5"), reference), tier="full")
-    assert scaled.verdict == "pass", scaled.symptoms
-    worse = evaluate(evaluator, write_problem(tmp_path / "bad", candidate("1e-3"), reference), tier="full")
-    assert {c.name: c.verdict for c in worse.cases}["x100"] == "mismatch"

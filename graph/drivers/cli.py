@@ -23,6 +23,12 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_BAD_INPUT)
 
 
+TOLERANCE_HELP = (
+    "how outputs are judged, overriding problem.toml: strict (default: dtype table + the reference's own "
+    "rounding error + every variant), kernelbench (KernelBench's allclose 1e-2 on 5 seeds), or ATOL,RTOL"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="kmedic", description="Repair near-miss accelerator kernels instead of regenerating them."
@@ -50,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--workers", type=int, default=None, help="sandboxed worker processes (default: CPU count)"
     )
+    check.add_argument("--tolerance", help=TOLERANCE_HELP)
     check.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     check.set_defaults(run=_check)
 
@@ -65,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--strategy", choices=["offline", "llm", "hybrid"], help="patch strategy (default: offline)"
     )
     rep.add_argument("--max-iterations", type=int, help="patch-and-verify rounds before giving up")
+    rep.add_argument("--tolerance", help=TOLERANCE_HELP)
     rep.add_argument("--device", choices=["auto", "cpu", "cuda", "npu"], help="device (default: cpu)")
     rep.add_argument("--workers", type=int, help="sandboxed worker processes (default: CPU count)")
     rep.add_argument("--model", help="LLM model name (or KMEDIC_MODEL / OPENAI_MODEL)")
@@ -107,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--workers", type=int, default=2, help="repairs (and sandboxed workers) at a time")
     bench.add_argument("--attempts", type=int, default=1, help="independent attempts per case (Pass@k)")
     bench.add_argument("--max-iterations", type=int, help="patch-and-verify rounds per repair")
+    bench.add_argument("--tolerance", help=TOLERANCE_HELP)
     bench.add_argument("--cases", nargs="*", help="only cases whose name contains one of these")
     bench.add_argument("--out", default="out/bench", help="results folder (default: out/bench)")
     bench.add_argument(
@@ -147,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _load(args: argparse.Namespace) -> tuple[Problem, str]:
-    problem = load_problem(args.reference, args.candidate)
+    problem = load_problem(args.reference, args.candidate).with_tolerance(getattr(args, "tolerance", None))
     requested = args.device or problem.config.device
     return problem, resolve_device(requested)
 
@@ -199,10 +208,31 @@ def check_json(report: EvalReport) -> dict[str, Any]:
             "correct": c.correct,
             "error": c.error,
             "wall_s": round(c.wall_s, 3),
+            "counted": c.counted,
+            "tolerance": c.tolerance,
         }
         for c in report.cases
     ]
     return data
+
+
+def _tolerance_line(report: EvalReport) -> str:
+    """The profile and bar of the seed case, and the reference's largest own rounding error over all cases."""
+    bars = [c.tolerance for c in report.cases if c.tolerance]
+    bars = [b for bar in bars for b in (bar.get("outputs") or [bar])]
+    if not bars:
+        return "not measured"
+    first = bars[0]
+    line = f"{first['profile']}, atol {first['atol']:g}, rtol {first['rtol']:g}"
+    errors = [b["reference_error"] for b in bars if b.get("reference_error") is not None]
+    if errors:
+        line += (
+            f", plus {bars[0].get('rounding_slack', 0):g} x the reference's own rounding error "
+            f"(float64 rerun; largest {max(errors):.3g})"
+        )
+    elif first["profile"] != "kernelbench":
+        line += " (no float64 rerun of the reference: fixed table)"
+    return line
 
 
 def _progress_printer(name: str):  # noqa: ANN202 - a closure type is noise here
@@ -224,12 +254,16 @@ def format_report(problem: Problem, report: EvalReport) -> str:
         where = c.error or (c.pattern if c.pattern != "none" else "")
         if c.relationships:
             where = f"{where}; {', '.join(c.relationships)}" if where else ", ".join(c.relationships)
+        verdict = c.verdict if c.counted or c.verdict == "outside_domain" else f"({c.verdict})"
         lines.append(
-            f"{c.name:<28} {c.verdict:<15} {c.max_abs_err:>10.3g} {c.max_rel_err:>10.3g} "
+            f"{c.name:<28} {verdict:<15} {c.max_abs_err:>10.3g} {c.max_rel_err:>10.3g} "
             f"{c.mismatch_fraction:>7.1%}  {where}"
         )
+    lines.append(f"tolerance: {_tolerance_line(report)}")
     if report.symptoms:
         lines += ["", "symptoms:"] + [f"  - {s}" for s in report.symptoms]
+    if report.warnings:
+        lines += ["", "warnings (not part of the verdict):"] + [f"  - {w}" for w in report.warnings]
     if report.dropped:
         lines += ["", "variants dropped:"] + [f"  - {d}" for d in report.dropped]
     if report.notes:
@@ -256,6 +290,7 @@ def _repair(args: argparse.Namespace) -> int:
             config = RepairConfig.from_env(
                 strategy=args.strategy,
                 max_iterations=args.max_iterations,
+                tolerance=args.tolerance,
                 device=device,
                 workers=args.workers,
                 model=args.model,
@@ -434,7 +469,10 @@ def _bench(args: argparse.Namespace) -> int:
     try:
         cases = load_corpus(root)
         config = RepairConfig.from_env(
-            strategy=args.strategy, workers=args.workers, max_iterations=args.max_iterations
+            strategy=args.strategy,
+            workers=args.workers,
+            max_iterations=args.max_iterations,
+            tolerance=args.tolerance,
         )
     except ValueError as exc:
         raise InvalidProblem(str(exc)) from exc

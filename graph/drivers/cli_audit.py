@@ -31,12 +31,13 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--workers", type=int, default=None, help="sandboxed worker processes")
     parser.add_argument("--static-only", action="store_true", help="read the code only; run nothing")
+    parser.add_argument("--tolerance", help="strict (default), kernelbench or ATOL,RTOL: see kmedic check")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    problem = load_problem(args.reference, args.candidate)
+    problem = load_problem(args.reference, args.candidate).with_tolerance(args.tolerance)
     original = None
     if args.original:
         path = Path(args.original)

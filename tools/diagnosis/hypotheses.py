@@ -27,7 +27,8 @@ def evidence(report: dict[str, Any]) -> list[str]:
         if word and word not in found:
             found.append(word)
 
-    cases = report.get("cases") or []
+    # Cases outside the verdict (a layout warning, a shape outside the domain) are no evidence of a bug.
+    cases = [c for c in report.get("cases") or [] if c.get("counted", True)]
     failing = [c for c in cases if c.get("verdict") != "pass"]
     for case in failing:
         if case.get("verdict") in ("shape_mismatch", "dtype_mismatch", "runtime_error", "compile_error"):

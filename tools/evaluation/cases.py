@@ -27,6 +27,7 @@ VALUE_VARIANTS: tuple[str, ...] = (
     "shifted_mean",
     "heavy_tailed",
     "integer_ties",
+    "large_positive",
 )
 
 # The variants that only rescale the inputs, by their factor (the evaluator scales atol up with them).
@@ -35,6 +36,11 @@ MAGNITUDES: dict[str, float] = {"x100": 100.0, "x1e-3": 1e-3}
 # Keeps all_negative / all_positive strictly away from zero in every float dtype, bfloat16 included.
 _SIGN_MARGIN = 1e-2
 _HEAVY_TAIL_CLIP = 1e3
+# large_positive: positive values whose sum along the last dimension passes float16's largest finite value
+# this many times over, so a kernel that accumulates in half precision overflows where fp32 does not.
+_HALF_MAX = 65504.0
+_OVERFLOW_MARGIN = 4.0
+_LARGE_POSITIVE_CAP = 2048.0
 _SMALLEST_CHANGED = 8
 
 
@@ -47,6 +53,7 @@ class CaseSpec:
     value_variant: str | None = None
     size_overrides: tuple[tuple[str, int], ...] = ()
     noncontiguous: bool = False
+    derived: bool = False  # a shape the harness chose (not the user's input_sets): may be outside the domain
 
     def __post_init__(self) -> None:
         if self.value_variant is not None and self.value_variant not in VALUE_VARIANTS:
@@ -64,6 +71,7 @@ class CaseSpec:
             "value_variant": self.value_variant,
             "size_overrides": dict(self.size_overrides),
             "noncontiguous": self.noncontiguous,
+            "derived": self.derived,
         }
 
     @classmethod
@@ -74,6 +82,7 @@ class CaseSpec:
             value_variant=data.get("value_variant"),
             size_overrides=tuple(dict(data.get("size_overrides") or {}).items()),
             noncontiguous=bool(data.get("noncontiguous", False)),
+            derived=bool(data.get("derived", False)),
         )
 
 
@@ -257,6 +266,10 @@ def apply_value_variant(t: torch.Tensor, variant: str, generator: torch.Generato
             values = x.abs() + _SIGN_MARGIN
         elif variant == "shifted_mean":
             values = x + 3
+        elif variant == "large_positive":
+            width = t.shape[-1] if t.ndim else 1
+            level = min(max(_OVERFLOW_MARGIN * _HALF_MAX / max(width, 1), 1.0), _LARGE_POSITIVE_CAP)
+            values = level * (1.0 + _draw(t.shape, generator, "uniform"))
         elif variant == "heavy_tailed":
             # Student's t with 2 degrees of freedom: finite mean, infinite variance.
             z = _draw(t.shape, generator, "normal")
@@ -308,6 +321,7 @@ def cases_for_tier(
     """The cases of a tier: light is one seed; full adds seeds, value variants, shapes and a layout."""
     if tier not in ("light", "full"):
         raise ValueError(f"unknown tier {tier!r}: expected 'light' or 'full'")
+    config = config.effective()
     base = config.seeds[0]
     if tier == "light":
         return [CaseSpec(name=f"seed{base}", seed=base)]
@@ -326,14 +340,17 @@ def cases_for_tier(
         for variant in VALUE_VARIANTS:
             add(CaseSpec(name=variant, seed=base, value_variant=variant))
     if config.input_sets:
-        shapes = [dict(s) for s in config.input_sets]
+        shapes, derived = [dict(s) for s in config.input_sets], False
+    elif config.derived_shapes:
+        shapes, derived = [dict(s) for s in config.derived_shapes], True
     elif config.automatic_shapes:
-        shapes = automatic_shape_overrides(constants)
+        shapes, derived = automatic_shape_overrides(constants), True
     else:
-        shapes = []
+        shapes, derived = [], False
     for overrides in shapes:
         if overrides:
-            add(CaseSpec(name=_shape_name(overrides), seed=base, size_overrides=tuple(overrides.items())))
-    if config.noncontiguous:
+            name, sizes = _shape_name(overrides), tuple(overrides.items())
+            add(CaseSpec(name=name, seed=base, size_overrides=sizes, derived=derived))
+    if config.noncontiguous != "off":
         add(CaseSpec(name="noncontig", seed=base, noncontiguous=True))
     return cases

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -20,7 +21,9 @@ import torch
 from kernel_medic.tools.evaluation.cases import MAGNITUDES, CaseSpec, cases_for_tier, rewrite_constants
 from kernel_medic.tools.evaluation.jobs import canary_bits
 from kernel_medic.tools.evaluation.mismatch import Comparison, Tolerance, compare, describe, tolerance_for
+from kernel_medic.tools.evaluation.numerics import ROUNDING_SLACK, rounding_error
 from kernel_medic.tools.evaluation.problem import InvalidProblem, Problem
+from kernel_medic.tools.evaluation.settings import KERNELBENCH_TOLERANCE, ProblemConfig
 from kernel_medic.tools.sandbox.pool import JobOutcome, SandboxLimits, WorkerPool
 
 Tier = Literal["light", "full"]
@@ -34,6 +37,7 @@ Verdict = Literal[
     "timeout",
     "crash",
     "invalid_problem",
+    "outside_domain",
 ]
 # Worst first: the overall verdict is the worst case verdict.
 SEVERITY: tuple[Verdict, ...] = (
@@ -46,6 +50,14 @@ SEVERITY: tuple[Verdict, ...] = (
     "dtype_mismatch",
     "mismatch",
     "pass",
+    "outside_domain",
+)
+# A derived shape the candidate cannot compile or launch for one of these reasons is outside its domain
+# (a power-of-2 `tl.arange`, a block that must divide a dimension, a compile-time dimension), not a bug.
+_STATIC_CONSTRAINT = re.compile(
+    r"power of (?:2|two)|power-of-(?:2|two)|multiple of|divisible|constexpr|must be a constant|"
+    r"arange|Input shapes should have|shape .* must|AssertionError",
+    re.I,
 )
 REFERENCE_JOB = "kernel_medic.tools.evaluation.jobs:reference_case"
 CANDIDATE_JOB = "kernel_medic.tools.evaluation.jobs:candidate_case"
@@ -68,6 +80,10 @@ class CaseResult:
     symptoms: list[str] = field(default_factory=list)
     error: str | None = None
     wall_s: float = 0.0
+    # False for cases reported but not judged: a layout warning, a shape outside the kernel's domain.
+    counted: bool = True
+    # The bar this case was judged by: profile, atol, rtol, and the reference's own rounding error.
+    tolerance: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -82,6 +98,8 @@ class EvalReport:
     dropped: list[str]
     wall_s: float
     error: str | None = None
+    # Robustness findings outside the verdict (e.g. "assumes contiguous input") and domain notes.
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -100,6 +118,7 @@ class _Reference:
     inputs: list[Any]
     outputs: list[torch.Tensor]
     state_dict: dict[str, torch.Tensor]
+    outputs64: list[torch.Tensor] | None = None
 
 
 ProgressFn = Callable[[int, int, CaseResult], None]
@@ -145,7 +164,35 @@ class Evaluator:
         dropped: list[str] = []
 
         references = self._references_for(problem, specs, limits, dropped)
-        # Import-time crashes are bad input, not a kernel verdict: check the first case on its own.
+        results = self._run_cases(problem, references, limits, notes, tier, progress)
+        if isinstance(results, CaseResult):  # the candidate crashed at import: bad input, not a verdict
+            error = results.error
+            return _report("invalid_problem", [results], tier, self.device, notes, dropped, start, error)
+        _mark_uncounted(problem, results, specs)
+        # A shape outside the domain hides what the other constants would show: vary them one at a time.
+        retry = _one_constant_at_a_time(results, specs)
+        if retry:
+            more = self._run_cases(
+                problem, self._references_for(problem, retry, limits, dropped), limits, notes, tier, None
+            )
+            if isinstance(more, list):
+                _mark_uncounted(problem, more, retry)
+                results += more
+        counted = [r for r in results if r.counted]
+        verdict = min((r.verdict for r in counted), key=SEVERITY.index) if counted else "pass"
+        warnings = _warnings(results)
+        return _report(verdict, results, tier, self.device, notes, dropped, start, warnings=warnings)
+
+    def _run_cases(
+        self,
+        problem: Problem,
+        references: list[tuple[CaseSpec, _Reference]],
+        limits: SandboxLimits,
+        notes: list[str],
+        tier: Tier,
+        progress: ProgressFn | None,
+    ) -> list[CaseResult] | CaseResult:
+        """Every case's verdict, or the one import-time crash that makes them all moot."""
         candidate_futures = {
             spec.name: self._submit_candidate(
                 problem, ref, limits, runs=2 if i == 0 and tier == "full" else 1
@@ -159,14 +206,11 @@ class Evaluator:
             if result.verdict == "invalid_problem":
                 for fut in candidate_futures.values():
                     fut.cancel()
-                return _report(
-                    "invalid_problem", [result], tier, self.device, notes, dropped, start, result.error
-                )
+                return result
             results.append(result)
             if progress is not None:
                 progress(len(results), len(references), result)
-        verdict = min((r.verdict for r in results), key=SEVERITY.index)
-        return _report(verdict, results, tier, self.device, notes, dropped, start)
+        return results
 
     # -- reference side -------------------------------------------------------------------------------
 
@@ -259,7 +303,9 @@ def _reference_from(spec: CaseSpec, outcome: JobOutcome) -> _Reference | str:
         bool(torch.isfinite(t).all()) for t in outputs if t.is_floating_point()
     ):
         return "reference output is not finite on this variant (uninformative)"
-    return _Reference(spec, res["init_inputs"], res["inputs"], outputs, res["state_dict"])
+    return _Reference(
+        spec, res["init_inputs"], res["inputs"], outputs, res["state_dict"], res.get("outputs64")
+    )
 
 
 def _compare_case(problem: Problem, ref: _Reference, result: dict[str, Any], wall_s: float) -> CaseResult:
@@ -278,14 +324,13 @@ def _compare_case(problem: Problem, ref: _Reference, result: dict[str, Any], wal
         )
     runs = [outputs] + ([result["repeat_outputs"]] if result.get("repeat_outputs") is not None else [])
     comparisons: list[Comparison] = []
+    bars: list[dict[str, Any]] = []
     for i, reference in enumerate(ref.outputs):
-        tol = tolerance_for(reference.dtype, overrides)
-        scale = MAGNITUDES.get(ref.spec.value_variant or "", 1.0)
-        if scale > 1.0:
-            # Inputs 100x larger make a correct kernel's rounding error 100x larger in absolute terms too.
-            tol = Tolerance(tol.atol * scale, tol.rtol)
+        reference64 = ref.outputs64[i] if ref.outputs64 and i < len(ref.outputs64) else None
+        tol, slack, bar = _bar(problem.config, ref.spec, reference, reference64, overrides)
+        bars.append(bar)
         # With a repeated run, judge the worse of the two: a kernel that passes by luck on stale memory fails.
-        per_run = [compare(run[i], reference, tol, tensor_inputs) for run in runs]
+        per_run = [compare(run[i], reference, tol, tensor_inputs, slack=slack) for run in runs]
         comparisons.append(min(per_run, key=lambda c: c.correct))
     if len(runs) == 2 and not all(_same(a, b) for a, b in zip(runs[0], runs[1])):
         relationships.append("nondeterministic")
@@ -332,7 +377,92 @@ def _compare_case(problem: Problem, ref: _Reference, result: dict[str, Any], wal
         relationships=relationships,
         symptoms=symptoms,
         wall_s=wall_s,
+        tolerance=bars[0] if len(bars) == 1 else {"outputs": bars},
     )
+
+
+def _bar(
+    config: ProblemConfig,
+    spec: CaseSpec,
+    reference: torch.Tensor,
+    reference64: torch.Tensor | None,
+    overrides: dict[str, Tolerance],
+) -> tuple[Tolerance, torch.Tensor | None, dict[str, Any]]:
+    """The tolerance an output is judged by, the per-element rounding slack, and how to report both."""
+    exact = not (reference.is_floating_point() or reference.is_complex())
+    if config.tolerance == "kernelbench":
+        tol = tolerance_for(reference.dtype) if exact else Tolerance(*KERNELBENCH_TOLERANCE)
+        return tol, None, {"profile": "kernelbench", "atol": tol.atol, "rtol": tol.rtol}
+    if isinstance(config.tolerance, tuple) and not exact:
+        tol = Tolerance(*config.tolerance)
+    else:
+        tol = tolerance_for(reference.dtype, overrides)
+    bar: dict[str, Any] = {"profile": config.profile, "atol": tol.atol, "rtol": tol.rtol}
+    err = None if exact else rounding_error(reference, reference64)
+    if err is None:
+        scale = MAGNITUDES.get(spec.value_variant or "", 1.0)
+        if scale > 1.0 and not exact:
+            # No float64 reference: inputs 100x larger make a correct kernel's rounding 100x larger too.
+            tol = Tolerance(tol.atol * scale, tol.rtol)
+            bar["atol"] = tol.atol
+        bar["reference_error"] = None
+        return tol, None, bar
+    bar["reference_error"] = float(err.max()) if err.numel() else 0.0
+    bar["rounding_slack"] = ROUNDING_SLACK
+    return tol, ROUNDING_SLACK * err, bar
+
+
+def _mark_uncounted(problem: Problem, results: list[CaseResult], specs: list[CaseSpec]) -> None:
+    """Layout warnings and shapes outside the kernel's domain are reported but not judged."""
+    by_name = {spec.name: spec for spec in specs}
+    base_compiles = not any(
+        r.verdict == "compile_error" for r in results if r.name in by_name and not by_name[r.name].derived
+    )
+    for result in results:
+        spec = by_name.get(result.name)
+        if spec is None:
+            continue
+        if spec.noncontiguous and problem.config.noncontiguous == "warn":
+            result.counted = False
+        elif (
+            spec.derived
+            and base_compiles
+            and result.verdict in ("compile_error", "runtime_error")
+            and _STATIC_CONSTRAINT.search(result.error or "")
+        ):
+            result.verdict = "outside_domain"
+            result.counted = False
+
+
+def _one_constant_at_a_time(results: list[CaseResult], specs: list[CaseSpec]) -> list[CaseSpec]:
+    names = {spec.name for spec in specs}
+    out: list[CaseSpec] = []
+    for spec in specs:
+        result = next((r for r in results if r.name == spec.name), None)
+        if result is None or result.verdict != "outside_domain" or len(spec.size_overrides) < 2:
+            continue
+        for item in spec.size_overrides:
+            name = "shape[" + f"{item[0]}={item[1]}" + "]"
+            if name not in names:
+                names.add(name)
+                out.append(CaseSpec(name=name, seed=spec.seed, size_overrides=(item,), derived=True))
+    return out
+
+
+def _warnings(results: list[CaseResult]) -> list[str]:
+    out: list[str] = []
+    for r in results:
+        if r.counted or r.verdict == "pass":
+            continue
+        if r.verdict == "outside_domain":
+            out.append(f"{r.name} is outside the kernel's domain (not judged): {r.error}")
+        else:
+            what = f"{r.mismatch_fraction:.0%} wrong" if r.verdict == "mismatch" else (r.error or r.verdict)
+            out.append(
+                f"assumes contiguous input: the {r.name} case (same values, strided storage) gives "
+                f"{r.verdict} ({what}); not part of the verdict (noncontiguous = \"require\" makes it one)"
+            )
+    return out
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -374,17 +504,19 @@ def _report(
     dropped: list[str],
     start: float,
     error: str | None = None,
+    warnings: list[str] | None = None,
 ) -> EvalReport:
-    total = sum(c.numel for c in cases)
-    score = sum(c.correct for c in cases) / total if total else 0.0
+    judged = [c for c in cases if c.counted]
+    total = sum(c.numel for c in judged)
+    score = sum(c.correct for c in judged) / total if total else 0.0
     symptoms: list[str] = []
-    for case in cases:
+    for case in judged:
         for s in case.symptoms:
             if s not in symptoms:
                 symptoms.append(s)
-    failing = {c.name for c in cases if c.verdict != "pass"}
-    if failing and len(failing) < len(cases):
-        passing = [c.name for c in cases if c.verdict == "pass"]
+    failing = {c.name for c in judged if c.verdict != "pass"}
+    if failing and len(failing) < len(judged):
+        passing = [c.name for c in judged if c.verdict == "pass"]
         symptoms.append(f"fails on {', '.join(sorted(failing))}; passes on {', '.join(passing)}")
     return EvalReport(
         verdict=verdict,
@@ -397,4 +529,5 @@ def _report(
         dropped=dropped,
         wall_s=round(time.monotonic() - start, 3),
         error=error,
+        warnings=warnings or [],
     )

@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 from kernel_medic.tools.evaluation.cases import apply_value_variant, make_noncontiguous
+from kernel_medic.tools.evaluation.numerics import float64_outputs
 
 # Elements of canary padding on each side of a harness-controlled buffer. A tail-block overrun writes at most
 # BLOCK-1 elements past the end, so this catches the usual off-by-a-block write without costing much memory.
@@ -66,10 +67,12 @@ def reference_case(payload: dict[str, Any]) -> dict[str, Any]:
         outputs = _phase("forward", lambda: _run(model, [_clone(x) for x in inputs], device))
     except PhaseError as err:
         return {"error": _describe(err)}
+    outputs64 = float64_outputs(model, [_clone(x) for x in inputs], lambda m, xs: _run(m, xs, device))
     return {
         "init_inputs": init_inputs,
         "inputs": inputs,
         "outputs": outputs,
+        "outputs64": outputs64,
         "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
     }
 

@@ -11,7 +11,9 @@ or two file paths (then a ``problem.toml`` beside the candidate is used if prese
     seeds = [0, 1, 2]         # full-tier seeds; the light tier uses the first
     timeout_s = 30            # wall clock per sandboxed run
     value_variants = true     # full tier: large/small/negative/heavy-tailed/tied values
-    noncontiguous = true      # full tier: a non-contiguous-input case
+    noncontiguous = "warn"    # full tier: a non-contiguous-input case, as a warning ("warn"), part of the
+                              # verdict ("require"), or not run ("off"; true/false mean warn/off)
+    tolerance = "strict"      # "strict" | "kernelbench" | {atol = 1e-3, rtol = 1e-3}
     automatic_shapes = true   # full tier: odd sizes derived from the constants when no input_sets
 
     [tolerances.float32]      # per dtype (float64, float32, float16, bfloat16, ...)
@@ -33,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_medic.tools.evaluation.cases import module_int_constants
-from kernel_medic.tools.evaluation.settings import ProblemConfig, is_number
+from kernel_medic.tools.evaluation.settings import ProblemConfig, is_number, parse_tolerance
 
 try:
     import tomllib
@@ -84,6 +86,16 @@ class Problem:
     def with_candidate(self, source: str) -> Problem:
         """Same problem, another candidate source (the repair loop's patched versions)."""
         return dataclasses.replace(self, candidate_source=source)
+
+    def with_tolerance(self, tolerance: str | None) -> Problem:
+        """Same problem judged by another tolerance profile (the CLI's --tolerance); None keeps its own."""
+        if not tolerance:
+            return self
+        try:
+            config = dataclasses.replace(self.config, tolerance=parse_tolerance(tolerance))
+        except ValueError as exc:
+            raise InvalidProblem(str(exc)) from None
+        return dataclasses.replace(self, config=config)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -139,11 +151,15 @@ def load_config(path: Path) -> ProblemConfig:
         kwargs["tolerances"] = _tolerances(path, raw["tolerances"])
     if "input_sets" in raw:
         kwargs["input_sets"] = _input_sets(path, raw["input_sets"])
-    for key in ("value_variants", "noncontiguous", "automatic_shapes"):
+    for key in ("value_variants", "automatic_shapes"):
         if key in raw:
             if not isinstance(raw[key], bool):
                 raise InvalidProblem(f"{path}: {key} must be true or false, got {raw[key]!r}")
             kwargs[key] = raw[key]
+    if "noncontiguous" in raw:
+        kwargs["noncontiguous"] = raw["noncontiguous"]
+    if "tolerance" in raw:
+        kwargs["tolerance"] = raw["tolerance"]
     if "seeds" in raw:
         if not isinstance(raw["seeds"], list):
             raise InvalidProblem(f"{path}: seeds must be a list of integers, e.g. seeds = [0, 1, 2]")

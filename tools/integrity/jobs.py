@@ -24,6 +24,7 @@ from kernel_medic.tools.evaluation.jobs import (
     _phase,
     _run,
 )
+from kernel_medic.tools.evaluation.numerics import float64_outputs
 from torch.overrides import TorchFunctionMode
 
 # torch functions (normalised names) that allocate, copy, view, lay out or describe memory: never poisoned,
@@ -113,10 +114,15 @@ def reference_audit(payload: dict[str, Any]) -> dict[str, Any]:
                 outputs[name] = _phase("forward", lambda copies=copies: _run(model, copies, device))
     except PhaseError as err:
         return {"error": _describe(err)}
+    outputs64 = {
+        name: float64_outputs(model, [_clone(x) for x in inputs], lambda m, xs: _run(m, xs, device))
+        for name, inputs in sets.items()
+    }
     return {
         "init_inputs": init_inputs,
         "inputs": sets,
         "outputs": outputs,
+        "outputs64": outputs64,
         "ops": sorted(recorder.ops),
         "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
     }
