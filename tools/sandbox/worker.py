@@ -529,6 +529,12 @@ def serve_job(
     request: dict[str, Any], uid: int | None, send: Any, keep_closed: list[int], confined: bool = False
 ) -> None:
     limits = request["limits"]
+    module_name = str(request["job"]).partition(":")[0]
+    if module_name.startswith("kernel_medic.") and module_name not in sys.modules:
+        try:  # our own job module, once per worker: later children are forked with it loaded
+            importlib.import_module(module_name)
+        except Exception:
+            pass  # the child imports it again and reports what is wrong
     read_fd, write_fd = os.pipe()
     start = time.monotonic()
     pid = os.fork()
