@@ -1,0 +1,24 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Half-precision softmax over the last dimension."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(x, dim=-1)
+
+
+batch_size = 64
+dim = 1000
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim, dtype=torch.float16)]
+
+
+def get_init_inputs():
+    return []
