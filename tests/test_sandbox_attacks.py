@@ -152,7 +152,9 @@ result = written
     for folder in SCRATCH:
         assert not os.path.exists(os.path.join(folder, name)), folder
     for w in pool._workers:  # the slot folder holds only what the pool put there
-        assert sorted(os.listdir(w.slot_dir)) == ["payload.pt", "result.pt", "stderr.txt", "stdout.txt"]
+        assert sorted(os.listdir(w.slot_dir)) == [
+            "evidence.bin", "payload.pt", "result.pt", "stderr.txt", "stdout.txt"
+        ]
     look = "import os\nresult = [f for f in folders if os.path.exists(os.path.join(f, name))]"
     for _ in range(2):  # nor are they there for the next job, on either worker
         later = run(pool, look, folders=SCRATCH, name=name)
@@ -286,3 +288,26 @@ def test_slot_files_are_private_to_the_pool(pool: WorkerPool) -> None:
     for w in pool._workers:
         info = os.stat(w.slot_dir)
         assert not info.st_mode & (stat.S_IRWXG | stat.S_IRWXO)
+
+
+FORGE_PADS = """\
+import sys
+
+_jobs = sys.modules["kernel_medic.tools.evaluation.jobs"]
+# Report every pad as empty: nothing to see, whatever the kernel wrote.
+_jobs._pads = lambda label, buf, span: {"label": label, "kind": "alloc", "before": buf[:0], "after": buf[:0]}
+"""
+
+
+def test_out_of_bounds_write_is_seen_even_when_the_candidate_forges_its_pads(
+    evaluator: object, tmp_path: Path
+) -> None:
+    from kernel_medic.tools.evaluation.problem import load_problem
+    from problems import scale_candidate, write_problem
+
+    unmasked = ("tl.store(out_ptr + offs, x * 2.0, mask=mask)", "tl.store(out_ptr + offs, x * 2.0)")
+    source = scale_candidate(unmasked).replace("import triton\n", "import triton\n" + FORGE_PADS, 1)
+    report = evaluator.evaluate(load_problem(write_problem(tmp_path, source)), tier="light")  # type: ignore[attr-defined]
+    assert report.verdict == "mismatch", report.symptoms
+    assert any(r.startswith("out_of_bounds_write") for r in report.cases[0].relationships), report.cases[0]
+    assert report.score < 1.0

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import torch
+from kernel_medic.tools.evaluation import arena
 from kernel_medic.tools.evaluation.cases import MAGNITUDES, CaseSpec, cases_for_tier, rewrite_constants
 from kernel_medic.tools.evaluation.jobs import canary_bits
 from kernel_medic.tools.evaluation.mismatch import Comparison, Tolerance, compare, describe, tolerance_for
@@ -262,7 +263,12 @@ class Evaluator:
             "runs": runs,
             "device": self.device,
         }
-        return self.pool.submit(CANDIDATE_JOB, payload, limits)
+        if self.device != "cpu":
+            return self.pool.submit(CANDIDATE_JOB, payload, limits)
+        # cpu: the first run's inputs and allocations live in a file this process reads back (arena.py)
+        plan = arena.layout(ref.inputs, ref.outputs)
+        payload["arena"] = plan
+        return self.pool.submit(CANDIDATE_JOB, payload, limits, evidence=arena.initial_bytes(plan))
 
     def _judge(self, problem: Problem, ref: _Reference, outcome: JobOutcome, notes: list[str]) -> CaseResult:
         name = ref.spec.name
@@ -287,6 +293,8 @@ class Evaluator:
             return CaseResult(
                 name, verdict, numel=numel, error=f"{err['phase']}: {line}", wall_s=outcome.wall_s
             )
+        if self.device == "cpu":  # canaries and inputs as read from the evidence file, not as the job says
+            result = arena.apply(result, arena.layout(ref.inputs, ref.outputs), outcome.evidence)
         return _compare_case(problem, ref, result, outcome.wall_s)
 
 

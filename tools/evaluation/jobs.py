@@ -86,6 +86,7 @@ def candidate_case(payload: dict[str, Any]) -> dict[str, Any]:
     """
     device = payload.get("device", "cpu")
     seed = int(payload["seed"])
+    arena = _open_arena(payload, device)
     try:
         module = _phase("import", lambda: _import_source(payload["source"], payload["filename"]))
         torch.manual_seed(seed)
@@ -96,8 +97,9 @@ def candidate_case(payload: dict[str, Any]) -> dict[str, Any]:
         canaries: list[dict[str, Any]] = []
         for run in range(int(payload.get("runs", 1))):
             buffers: list[tuple[str, torch.Tensor, int]] = []
-            inputs = [_padded_copy(x, device, f"input {i}", buffers) for i, x in enumerate(payload["inputs"])]
-            with _canary_allocations(buffers):
+            first = arena if run == 0 else None  # the first run's buffers live where the caller reads them
+            inputs = [_input_copy(first, i, x, device, buffers) for i, x in enumerate(payload["inputs"])]
+            with _canary_allocations(buffers, first):
                 outputs = _phase("forward", lambda inputs=inputs: _run(model, inputs, device))
             runs.append(outputs)
             if run == 0:
@@ -110,9 +112,22 @@ def candidate_case(payload: dict[str, Any]) -> dict[str, Any]:
         "repeat_outputs": runs[1] if len(runs) > 1 else None,
         "inputs_after": inputs_after,
         "canaries": canaries,
+        "arena_table": arena.table if arena is not None else [],
         "weights": weights,
         "notes": _drain_notes(),
     }
+
+
+def _open_arena(payload: dict[str, Any], device: str) -> Any:
+    """The caller's evidence file mapped shared (cpu only), or None (see arena.py)."""
+    if device != "cpu" or not payload.get("evidence_file") or "arena" not in payload:
+        return None
+    return Arena(payload["evidence_file"], int(payload["evidence_size"]), payload["arena"])
+
+
+def _input_copy(arena: Any, i: int, x: Any, device: str, buffers: list[tuple[str, torch.Tensor, int]]) -> Any:
+    copy = arena.input_copy(i, x) if arena is not None else None
+    return copy if copy is not None else _padded_copy(x, device, f"input {i}", buffers)
 
 
 def _phase(phase: str, fn: Callable[[], Any]) -> Any:
@@ -245,12 +260,14 @@ def _pads(label: str, buf: torch.Tensor, span: int) -> dict[str, Any]:
 
 
 @contextmanager
-def _canary_allocations(buffers: list[tuple[str, torch.Tensor, int]]) -> Iterator[None]:
+def _canary_allocations(buffers: list[tuple[str, torch.Tensor, int]], arena: Any = None) -> Iterator[None]:
     """Route the forward pass's plain allocations through canary-padded, poison-filled buffers.
 
     `torch.empty*` come back NaN-filled (integers: a sentinel) so a kernel that leaves part of its output
     unwritten shows it instead of passing on stale memory; every buffer gets canaries on both sides so an
     out-of-bounds store is seen. Only the simple, common forms are rerouted; the rest go to torch unchanged.
+    With an ``arena`` (arena.py) cpu buffers are carved from the caller's evidence file, whose pads the caller
+    reads itself; they are not added to ``buffers``.
     """
     originals = {
         "empty": torch.empty,
@@ -264,13 +281,17 @@ def _canary_allocations(buffers: list[tuple[str, torch.Tensor, int]]) -> Iterato
         numel = 1
         for s in shape:
             numel *= int(s)
-        buf = _padded_buffer(max(numel, 1), dtype, device, "alloc", originals["empty"])
+        label = f"allocation {counter['n']}"
+        on_cpu = torch.device(device).type == "cpu"
+        buf = arena.allocate(max(numel, 1), dtype, label) if arena is not None and on_cpu else None
+        if buf is None:
+            buf = _padded_buffer(max(numel, 1), dtype, device, "alloc", originals["empty"])
+            buffers.append((label, buf, max(numel, 1)))
         body = buf[CANARY_PAD : CANARY_PAD + numel]
         if not poison or dtype == torch.bool:
             body.zero_()
         elif dtype.is_floating_point:
             body.fill_(float("nan"))  # a quiet NaN: unwritten output shows as NaN, apart from the canary
-        buffers.append((f"allocation {counter['n']}", buf, max(numel, 1)))
         counter["n"] += 1
         return body.view(shape)
 
@@ -327,6 +348,51 @@ def _canary_allocations(buffers: list[tuple[str, torch.Tensor, int]]) -> Iterato
     finally:
         for name, fn in originals.items():
             setattr(torch, name, fn)
+
+
+ARENA_ALIGN = 64
+
+
+def arena_align(n: int) -> int:
+    return (n + ARENA_ALIGN - 1) // ARENA_ALIGN * ARENA_ALIGN
+
+
+class Arena:
+    """The caller's evidence file mapped shared (arena.py): inputs copied in, allocations carved in order."""
+
+    def __init__(self, path: str, size: int, plan: dict[str, Any]) -> None:
+        self.buf = torch.from_file(path, shared=True, size=size, dtype=torch.uint8)
+        self.plan = plan
+        self.cursor = int(plan["alloc_start"])
+        self.table: list[dict[str, Any]] = []
+        self._slots = {int(s["index"]): s for s in plan["inputs"]}
+
+    def input_copy(self, index: int, x: Any) -> torch.Tensor | None:
+        """Input ``index`` (same values, shape and strides) inside its padding; None when it has no slot."""
+        slot = self._slots.get(index)
+        if slot is None or not isinstance(x, torch.Tensor) or str(x.dtype) != f"torch.{slot['dtype']}":
+            return None
+        size = (int(slot["span"]) + 2 * CANARY_PAD) * x.element_size()
+        buf = self.buf[slot["offset"] : slot["offset"] + size].view(x.dtype)
+        view = buf.as_strided(x.shape, x.stride(), CANARY_PAD)
+        view.copy_(x)
+        return view
+
+    def allocate(self, numel: int, dtype: torch.dtype, label: str) -> torch.Tensor | None:
+        """A padded buffer of ``numel`` elements, its pads holding the allocation canary; None: no room."""
+        bits = canary_bits(dtype, "alloc")
+        if bits is None:
+            return None
+        start = arena_align(self.cursor)
+        size = (numel + 2 * CANARY_PAD) * dtype.itemsize
+        if start + size > int(self.plan["alloc_end"]):
+            return None
+        buf = self.buf[start : start + size].view(dtype)
+        view_dtype, pattern = bits
+        buf.view(view_dtype).fill_(pattern)
+        self.table.append({"label": label, "offset": start, "numel": numel, "dtype": str(dtype)})
+        self.cursor = start + size
+        return buf
 
 
 def _drain_notes() -> list[str]:

@@ -45,7 +45,8 @@ STARTUP_TIMEOUT_S = 180.0
 # On top of the job's own limit: the worker's clean-up sweep may take up to 10 s of its own.
 REPLY_GRACE_S = 15.0
 TAIL_CHARS = 4000
-SLOT_FILES = (worker_mod.RESULT_FILE, worker_mod.STDOUT_FILE, worker_mod.STDERR_FILE)
+EVIDENCE_FILE = "evidence.bin"
+SLOT_FILES = (worker_mod.RESULT_FILE, worker_mod.STDOUT_FILE, worker_mod.STDERR_FILE, EVIDENCE_FILE)
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,8 @@ class JobOutcome:
     stdout_tail: str = ""
     stderr_tail: str = ""
     notes: list[str] = field(default_factory=list)
+    # The evidence file as this process read it back after the job (None: none asked for, or it was resized).
+    evidence: bytes | None = None
 
 
 def exec_source(payload: dict) -> dict:
@@ -111,6 +114,38 @@ def _read_untrusted(path: str, max_bytes: int | None = None) -> bytes | None:
 def _tail(path: str) -> str:
     data = _read_untrusted(path, max_bytes=4 * TAIL_CHARS)
     return data.decode("utf-8", errors="replace")[-TAIL_CHARS:] if data else ""
+
+
+def _place_evidence(path: str, content: bytes, uid: int | None) -> int:
+    """Write ``content`` to ``path`` (made or truncated, never through a link); the descriptor stays ours."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        view = memoryview(content)
+        while view:
+            view = view[os.write(fd, view) :]
+        if uid is not None:
+            os.fchown(fd, uid, uid)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _read_evidence(fd: int, size: int) -> bytes | None:
+    """The evidence file's bytes through our own descriptor; None when the job resized it."""
+    try:
+        if os.fstat(fd).st_size != size:
+            return None
+        chunks, offset = [], 0
+        while offset < size:
+            chunk = os.pread(fd, min(size - offset, 1 << 24), offset)
+            if not chunk:
+                return None
+            chunks.append(chunk)
+            offset += len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
 
 
 def _truncate(path: str) -> None:
@@ -379,14 +414,22 @@ class WorkerPool:
         self.close()
 
     def submit(
-        self, job: str, payload: dict, limits: SandboxLimits | None = None
+        self, job: str, payload: dict, limits: SandboxLimits | None = None, evidence: bytes | None = None
     ) -> concurrent.futures.Future[JobOutcome]:
         _check_job_name(job)
         if self._closed:
             raise RuntimeError("WorkerPool is closed")
-        return self._executor.submit(self.run, job, payload, limits)
+        return self._executor.submit(self.run, job, payload, limits, evidence)
 
-    def run(self, job: str, payload: dict, limits: SandboxLimits | None = None) -> JobOutcome:
+    def run(
+        self, job: str, payload: dict, limits: SandboxLimits | None = None, evidence: bytes | None = None
+    ) -> JobOutcome:
+        """Run ``job`` on ``payload`` in a fresh child of a warm worker.
+
+        ``evidence``: the initial content of a file the job may write in place (its path and size arrive as
+        ``payload["evidence_file"]`` and ``payload["evidence_size"]``); this process opens it before the job
+        and reads it back through that same descriptor afterwards, into ``JobOutcome.evidence``.
+        """
         _check_job_name(job)
         if self._closed:
             raise RuntimeError("WorkerPool is closed")
@@ -399,22 +442,36 @@ class WorkerPool:
                 raise RuntimeError("WorkerPool is closed")
             w.ensure_ready()
             if w.confined:
-                job_dir = w.slot_dir
-                try:
-                    torch.save(payload, os.path.join(job_dir, worker_mod.PAYLOAD_FILE))
-                    return _scrubbed(self._run_on(w, job, job_dir, confinement.JOB_MOUNT, limits))
-                finally:
+                job_dir, inside = w.slot_dir, confinement.JOB_MOUNT
+            else:
+                job_dir = inside = tempfile.mkdtemp(prefix="job-", dir=self._jobs_dir)
+            evidence_fd = None
+            try:
+                if evidence is not None:
+                    evidence_fd = _place_evidence(
+                        os.path.join(job_dir, EVIDENCE_FILE), evidence, None if w.confined else w.uid
+                    )
+                    payload = {
+                        **payload,
+                        "evidence_file": os.path.join(inside, EVIDENCE_FILE),
+                        "evidence_size": len(evidence),
+                    }
+                torch.save(payload, os.path.join(job_dir, worker_mod.PAYLOAD_FILE))
+                outcome = self._run_on(w, job, job_dir, inside, limits)
+                if evidence_fd is not None:
+                    outcome.evidence = _read_evidence(evidence_fd, len(evidence or b""))
+                return _scrubbed(outcome)
+            finally:
+                if evidence_fd is not None:
+                    os.close(evidence_fd)
+                if w.confined:
                     for name in (worker_mod.PAYLOAD_FILE, *SLOT_FILES):
                         try:
                             _truncate(os.path.join(job_dir, name))
                         except OSError:
                             pass
-            job_dir = tempfile.mkdtemp(prefix="job-", dir=self._jobs_dir)
-            try:
-                torch.save(payload, os.path.join(job_dir, worker_mod.PAYLOAD_FILE))
-                return _scrubbed(self._run_on(w, job, job_dir, job_dir, limits))
-            finally:
-                shutil.rmtree(job_dir, ignore_errors=True)
+                else:
+                    shutil.rmtree(job_dir, ignore_errors=True)
         finally:
             self._idle.put(w)
 
