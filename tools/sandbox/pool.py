@@ -56,7 +56,8 @@ class SandboxLimits:
     address_space_gb: float = 16.0  # RLIMIT_AS headroom above the worker's own current virtual size
     open_files: int = 256  # RLIMIT_NOFILE
     max_processes: int = 64  # RLIMIT_NPROC (fork bombs)
-    file_size_mb: int = 64  # RLIMIT_FSIZE (a result file too) and the size of each of the sandbox's tmpfs
+    file_size_mb: int = 64  # RLIMIT_FSIZE of what a job writes, and the size of each of the sandbox's tmpfs
+    result_mb: int = 2048  # the hard RLIMIT_FSIZE: only the harness's result file may grow to it
     network: bool = False  # False: no network (with bubblewrap fixed per pool: the pool's limits decide)
 
 

@@ -380,7 +380,13 @@ def _lock_down(
     _set_limit(resource.RLIMIT_CPU, int(limits["cpu_s"]))
     _set_limit(resource.RLIMIT_AS, _current_vsize() + int(float(limits["address_space_gb"]) * 2**30))
     _set_limit(resource.RLIMIT_NOFILE, int(limits["open_files"]))
-    _set_limit(resource.RLIMIT_FSIZE, int(limits.get("file_size_mb", 64)) * 2**20)
+    # Files the job writes stop at file_size_mb; only the harness's own result may grow to result_mb (the
+    # hard limit, which the soft one is raised to just before the result is written).
+    result_bytes = int(limits.get("result_mb", 2048)) * 2**20
+    _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    hard = result_bytes if hard == resource.RLIM_INFINITY else min(result_bytes, hard)
+    soft = min(int(limits.get("file_size_mb", 64)) * 2**20, hard)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
     # RLIMIT_NPROC counts threads, so leave room for torch's per-core pools on top of the process budget.
     headroom = int(limits["max_processes"]) + (os.cpu_count() or 1)
     if uid is not None:
@@ -482,6 +488,8 @@ def run_child(
                 "traceback": tb[-TRACEBACK_CHARS:],
             }
         if envelope:  # into the file the caller made (confined: the only writable file from the host)
+            _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))
             torch.save(envelope, os.path.join(job_dir, RESULT_FILE))
     except BaseException:
         traceback.print_exc()
