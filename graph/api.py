@@ -42,6 +42,8 @@ class RepairResult:
     thread_id: str
     error: str = ""
     distilled: dict[str, Any] = field(default_factory=dict)
+    # What the final evaluation found outside the verdict: layout assumptions, shapes outside the domain.
+    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -169,6 +171,7 @@ def result_from_state(state: RepairState, thread_id: str) -> RepairResult:
         # The error that ended the run (bad input, an LLM that stayed unreachable), not patch-level ones.
         error=state.get("error", "") if status == "invalid" or reason == "llm_error" else "",
         distilled=dict(state.get("distilled") or {}),
+        warnings=list((state.get("best_report") or {}).get("warnings") or []),
     )
 
 

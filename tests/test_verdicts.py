@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from kernel_medic.tools.evaluation.evaluate import EvalReport, Evaluator
 from kernel_medic.tools.evaluation.problem import load_problem
+from kernel_medic.tools.integrity.gate import audit
 from problems import write_problem
 from verdict_problems import (
     ATTENTION_CANDIDATE,
@@ -160,3 +161,17 @@ def test_check_json_shows_each_case_s_tolerance_and_reference_error(tmp_path: Pa
         timeout=300,
     )
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "tolerance" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("candidate", "reference"),
+    [(EXCLUSIVE_SCAN_CANDIDATE, EXCLUSIVE_SCAN_REFERENCE), (ATTENTION_CANDIDATE, ATTENTION_REFERENCE)],
+    ids=["long_exclusive_scan", "power_of_2_attention"],
+)
+def test_the_integrity_gate_judges_by_the_same_bar(
+    evaluator: Evaluator, tmp_path: Path, candidate: str, reference: str
+) -> None:
+    # Fresh random values and the held-back shape are judged like the evaluator's cases: the reference's own
+    # rounding is allowed, and a derived shape outside the kernel's domain is a note, not a refusal.
+    result = audit(load_problem(write_problem(tmp_path, candidate, reference)), evaluator)
+    assert result.verdict == "clean", [f.to_dict() for f in result.findings]

@@ -345,6 +345,7 @@ def repair_json(result: dict[str, Any]) -> dict[str, Any]:
         "tokens": {**tokens, "total": tokens["input"] + tokens["output"]},
         "integrity": result["integrity"].get("verdict", "not_audited"),
         "integrity_findings": result["integrity"].get("findings", []),
+        "warnings": result.get("warnings", []),
         "attempts": [
             {
                 k: a.get(k)
@@ -386,6 +387,8 @@ def format_repair(result: dict[str, Any]) -> str:
     ]
     for f in result["integrity"].get("findings", []):
         lines.append(f"  integrity: {f['rule']} (line {f['line']}): {f['evidence']}")
+    for warning in result.get("warnings", []):
+        lines.append(f"  warning (not part of the verdict): {warning}")
     if result["diff"]:
         lines += ["", result["diff"].rstrip()]
     return "\n".join(lines)

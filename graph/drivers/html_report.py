@@ -329,6 +329,9 @@ def _page(
     ]
     if data.get("error"):
         parts.append(f"<p class=error>{html.escape(str(data['error']))}</p>")
+    if data.get("warnings"):
+        items = "".join(f"<li>{html.escape(str(w))}</li>" for w in data["warnings"])
+        parts.append(f"<h2>Warnings (not part of the verdict)</h2><ul id=warnings>{items}</ul>")
     parts.append("<h2>Diff</h2>")
     diff = str(data.get("diff") or "")
     parts.append(f"<pre class=diff id=diff>{_diff_html(diff) if diff else '(no change)'}</pre>")

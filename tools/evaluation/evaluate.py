@@ -119,7 +119,9 @@ class _Reference:
     inputs: list[Any]
     outputs: list[torch.Tensor]
     state_dict: dict[str, torch.Tensor]
+    # float64 reruns of the reference: exact, and on perturbed inputs (see numerics.py)
     outputs64: list[torch.Tensor] | None = None
+    outputs64p: list[torch.Tensor] | None = None
 
 
 ProgressFn = Callable[[int, int, CaseResult], None]
@@ -312,7 +314,13 @@ def _reference_from(spec: CaseSpec, outcome: JobOutcome) -> _Reference | str:
     ):
         return "reference output is not finite on this variant (uninformative)"
     return _Reference(
-        spec, res["init_inputs"], res["inputs"], outputs, res["state_dict"], res.get("outputs64")
+        spec,
+        res["init_inputs"],
+        res["inputs"],
+        outputs,
+        res["state_dict"],
+        res.get("outputs64"),
+        res.get("outputs64p"),
     )
 
 
@@ -334,7 +342,7 @@ def _compare_case(problem: Problem, ref: _Reference, result: dict[str, Any], wal
     comparisons: list[Comparison] = []
     bars: list[dict[str, Any]] = []
     for i, reference in enumerate(ref.outputs):
-        reference64 = ref.outputs64[i] if ref.outputs64 and i < len(ref.outputs64) else None
+        reference64 = _nth(ref.outputs64, i), _nth(ref.outputs64p, i)
         tol, slack, bar = _bar(problem.config, ref.spec, reference, reference64, overrides)
         bars.append(bar)
         # With a repeated run, judge the worse of the two: a kernel that passes by luck on stale memory fails.
@@ -393,7 +401,7 @@ def _bar(
     config: ProblemConfig,
     spec: CaseSpec,
     reference: torch.Tensor,
-    reference64: torch.Tensor | None,
+    reference64: tuple[torch.Tensor | None, torch.Tensor | None],
     overrides: dict[str, Tolerance],
 ) -> tuple[Tolerance, torch.Tensor | None, dict[str, Any]]:
     """The tolerance an output is judged by, the per-element rounding slack, and how to report both."""
@@ -406,7 +414,7 @@ def _bar(
     else:
         tol = tolerance_for(reference.dtype, overrides)
     bar: dict[str, Any] = {"profile": config.profile, "atol": tol.atol, "rtol": tol.rtol}
-    err = None if exact else rounding_error(reference, reference64)
+    err = None if exact else rounding_error(reference, *reference64)
     if err is None:
         scale = MAGNITUDES.get(spec.value_variant or "", 1.0)
         if scale > 1.0 and not exact:
@@ -418,6 +426,10 @@ def _bar(
     bar["reference_error"] = float(err.max()) if err.numel() else 0.0
     bar["rounding_slack"] = ROUNDING_SLACK
     return tol, ROUNDING_SLACK * err, bar
+
+
+def _nth(tensors: list[torch.Tensor] | None, i: int) -> torch.Tensor | None:
+    return tensors[i] if tensors and i < len(tensors) else None
 
 
 def _mark_uncounted(problem: Problem, results: list[CaseResult], specs: list[CaseSpec]) -> None:

@@ -67,12 +67,13 @@ def reference_case(payload: dict[str, Any]) -> dict[str, Any]:
         outputs = _phase("forward", lambda: _run(model, [_clone(x) for x in inputs], device))
     except PhaseError as err:
         return {"error": _describe(err)}
-    outputs64 = float64_outputs(model, [_clone(x) for x in inputs], lambda m, xs: _run(m, xs, device))
+    float64 = float64_outputs(model, [_clone(x) for x in inputs], lambda m, xs: _run(m, xs, device))
     return {
         "init_inputs": init_inputs,
         "inputs": inputs,
         "outputs": outputs,
-        "outputs64": outputs64,
+        "outputs64": float64[0] if float64 else None,
+        "outputs64p": float64[1] if float64 else None,
         "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
     }
 
