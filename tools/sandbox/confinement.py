@@ -184,9 +184,9 @@ def bwrap_command(
     for path in binds:
         cmd += ["--ro-bind", path, path]
     cmd += ["--proc", "/proc", "--dev", "/dev"]
-    for pattern in _DEVICE_NODES.get(device, ()):
-        for node in sorted(glob.glob(pattern)):
-            cmd += ["--dev-bind", node, node]
+    nodes = {node for pattern in _DEVICE_NODES.get(device, ()) for node in glob.glob(pattern)}
+    for node in sorted(nodes):
+        cmd += ["--dev-bind", node, node]
     if device in _DEVICE_NODES:
         cmd += ["--ro-bind-try", "/sys", "/sys"]
     for tmp in ("/tmp", "/var/tmp", "/dev/shm"):
