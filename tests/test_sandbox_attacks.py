@@ -246,6 +246,25 @@ result = {'pids': pids, 'cmdlines': cmdlines, 'visible': visible, 'tmp': os.list
     assert_still_serves(pool)
 
 
+def test_a_job_cannot_reach_into_its_worker(pool: WorkerPool) -> None:
+    # The worker serves every later job: its memory, descriptors and environment are out of a job's reach.
+    source = """
+import os
+reached = []
+worker = os.getppid()
+for name, mode in (('mem', 'r+b'), ('environ', 'rb'), ('fd/0', 'rb'), ('fd/1', 'wb')):
+    try:
+        with open(f'/proc/{worker}/{name}', mode):
+            reached.append(name)
+    except OSError:
+        pass
+result = reached
+"""
+    out = run(pool, source)
+    assert out.status == "ok" and out.result == {"result": []}, out
+    assert_still_serves(pool)
+
+
 def test_writing_a_file_past_the_size_limit_fails(pool: WorkerPool) -> None:
     source = """
 import os, sys
