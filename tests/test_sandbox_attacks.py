@@ -299,6 +299,20 @@ def test_missing_bubblewrap_is_a_one_line_refusal(monkeypatch: pytest.MonkeyPatc
     assert cli.main(["check", str(REPO / "examples" / "softmax_tail"), "--tier", "light"]) == 2
 
 
+def test_bubblewrap_that_cannot_start_is_a_one_line_refusal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    refusal = "bwrap: Creating new namespace failed: Operation not permitted"
+    fake = tmp_path / "bwrap"  # what bwrap says where namespaces are forbidden (a locked-down container)
+    fake.write_text(f"#!/bin/sh\necho '{refusal}' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("KMEDIC_BWRAP", str(fake))
+    monkeypatch.delenv("KMEDIC_SANDBOX", raising=False)
+    with WorkerPool(device="cpu", size=1) as p, pytest.raises(SandboxUnavailable) as info:
+        run(p, "result = 1")
+    assert str(info.value) == f"bubblewrap could not set up the sandbox: {refusal}"
+
+
 def test_weak_mode_is_an_explicit_opt_in(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KMEDIC_BWRAP", "/nonexistent/bwrap")
     monkeypatch.setenv("KMEDIC_SANDBOX", "weak")
