@@ -80,7 +80,9 @@ def apply(result: dict[str, Any], plan: dict[str, Any], evidence: bytes | None) 
         index = int(slot["index"])
         if index < len(inputs_after) and isinstance(inputs_after[index], torch.Tensor):
             shaped = inputs_after[index]
-            inputs_after[index] = buf.as_strided(shaped.shape, shaped.stride(), CANARY_PAD)
+            # as_strided's offset counts from the start of the storage, not of the slice.
+            offset = buf.storage_offset() + CANARY_PAD
+            inputs_after[index] = buf.as_strided(shaped.shape, shaped.stride(), offset)
     cursor, end = int(plan["alloc_start"]), int(plan["alloc_end"])
     for entry in result.get("arena_table") or []:
         try:

@@ -102,9 +102,10 @@ def candidate_case(payload: dict[str, Any]) -> dict[str, Any]:
             inputs = [_input_copy(first, i, x, device, buffers) for i, x in enumerate(payload["inputs"])]
             with _canary_allocations(buffers, first):
                 outputs = _phase("forward", lambda inputs=inputs: _run(model, inputs, device))
-            runs.append(outputs)
+            # Own copies: arena-backed views of one shared file as several dtypes cannot be saved back.
+            runs.append([t.detach().cpu().clone() for t in outputs])
             if run == 0:
-                inputs_after = [x.detach().cpu() if isinstance(x, torch.Tensor) else x for x in inputs]
+                inputs_after = [_clone(x.detach().cpu() if isinstance(x, torch.Tensor) else x) for x in inputs]
                 canaries = [_pads(label, buf, span) for label, buf, span in buffers]
     except PhaseError as err:
         return {"error": _describe(err), "notes": _drain_notes()}
@@ -375,7 +376,8 @@ class Arena:
             return None
         size = (int(slot["span"]) + 2 * CANARY_PAD) * x.element_size()
         buf = self.buf[slot["offset"] : slot["offset"] + size].view(x.dtype)
-        view = buf.as_strided(x.shape, x.stride(), CANARY_PAD)
+        # as_strided's offset counts from the start of the storage, not of the slice: add the slot's.
+        view = buf.as_strided(x.shape, x.stride(), buf.storage_offset() + CANARY_PAD)
         view.copy_(x)
         return view
 
