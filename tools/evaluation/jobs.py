@@ -105,7 +105,7 @@ def candidate_case(payload: dict[str, Any]) -> dict[str, Any]:
             # Own copies: arena-backed views of one shared file as several dtypes cannot be saved back.
             runs.append([t.detach().cpu().clone() for t in outputs])
             if run == 0:
-                inputs_after = [_clone(x.detach().cpu() if isinstance(x, torch.Tensor) else x) for x in inputs]
+                inputs_after = [_clone(_on_cpu(x)) for x in inputs]
                 canaries = [_pads(label, buf, span) for label, buf, span in buffers]
     except PhaseError as err:
         return {"error": _describe(err), "notes": _drain_notes()}
@@ -189,6 +189,10 @@ def _run(model: torch.nn.Module, inputs: list[Any], device: str) -> list[torch.T
     if device != "cpu":
         getattr(torch, device).synchronize()
     return [t.detach().cpu() for t in _flatten(out)]
+
+
+def _on_cpu(x: Any) -> Any:
+    return x.detach().cpu() if isinstance(x, torch.Tensor) else x
 
 
 def _clone(x: Any) -> Any:
