@@ -103,9 +103,9 @@ def candidate_case(payload: dict[str, Any]) -> dict[str, Any]:
             with _canary_allocations(buffers, first):
                 outputs = _phase("forward", lambda inputs=inputs: _run(model, inputs, device))
             # Own copies: arena-backed views of one shared file as several dtypes cannot be saved back.
-            runs.append([t.detach().cpu().clone() for t in outputs])
+            runs.append([_own(t) for t in outputs])
             if run == 0:
-                inputs_after = [_clone(_on_cpu(x)) for x in inputs]
+                inputs_after = [_own(x) for x in inputs]
                 canaries = [_pads(label, buf, span) for label, buf, span in buffers]
     except PhaseError as err:
         return {"error": _describe(err), "notes": _drain_notes()}
@@ -191,8 +191,12 @@ def _run(model: torch.nn.Module, inputs: list[Any], device: str) -> list[torch.T
     return [t.detach().cpu() for t in _flatten(out)]
 
 
-def _on_cpu(x: Any) -> Any:
-    return x.detach().cpu() if isinstance(x, torch.Tensor) else x
+def _own(x: Any) -> Any:
+    """A copy on the cpu with the same strides (clone() makes gapped strides contiguous), or x as it is."""
+    if not isinstance(x, torch.Tensor):
+        return x
+    x = x.detach().cpu()
+    return torch.empty_strided(x.shape, x.stride(), dtype=x.dtype).copy_(x)
 
 
 def _clone(x: Any) -> Any:
