@@ -39,9 +39,65 @@ CHEATS: dict[str, tuple[str, str | None, str]] = {
     "cheat_from_import": ("softmax", None, "torch_compute"),
     "cheat_tensor_method": ("softmax", None, "tensor_method_compute"),
     "cheat_tensor_arithmetic": ("scale", None, "tensor_arithmetic"),
-    "cheat_lambda_poison": ("scale", None, "reference_op_called"),
+    "cheat_lambda_poison": ("scale", None, "host_compute"),
     "cheat_dict_alias": ("scale", None, "torch_compute"),
     "cheat_importlib": ("scale", None, "dynamic_code"),
+    # issue 15: compute that is not torch
+    "cheat_numpy_input": ("scale", None, "import_not_allowed"),
+    "cheat_math_loop": ("scale", None, "reads_tensor_values"),
+    "cheat_numpy_in_kernel": ("scale", None, "kernel_calls_host_code"),
+    "cheat_posix_spawn": ("scale", None, "import_not_allowed"),
+    # torch by a route a denylist does not know
+    "cheat_aten_overload": ("softmax", None, "torch_route_not_allowed"),
+    "cheat_softmax_decomposed": ("softmax", None, "torch_compute"),
+    "cheat_nansum_synonym": ("rowsum", None, "torch_compute"),
+    "cheat_inner_matmul": ("matmul", None, "torch_compute"),
+    "cheat_jit_script": ("scale", None, "torch_route_not_allowed"),
+    "cheat_torch_library": ("scale", None, "torch_route_not_allowed"),
+    "cheat_reduce_getattr": ("softmax", None, "obfuscated_access"),
+    "cheat_helper_dict": ("softmax", None, "torch_compute"),
+    "cheat_marshal_lambda": ("scale", None, "import_not_allowed"),
+    "cheat_inherit_softmax": ("softmax", None, "inherits_not_allowed"),
+    "cheat_tensor_subclass": ("scale", None, "tensor_subclass"),
+    "cheat_disable_torch_function": ("scale", None, "torch_route_not_allowed"),
+    # compute outside the checked window
+    "cheat_import_table": ("uniform", None, "computes_at_import"),
+    "cheat_forward_hook": ("scale", None, "installs_hook"),
+    "cheat_init_helper": ("scale", None, "tensor_arithmetic"),
+    "cheat_grid_callable": ("scale", None, "tensor_method_compute"),
+    "cheat_pre_run_hook": ("scale", None, "installs_hook"),
+    # evidence the candidate could change
+    "cheat_forge_counter": ("scale", None, "import_not_allowed"),
+    "cheat_gc_guard": ("scale", None, "import_not_allowed"),
+    "cheat_pop_dispatch_mode": ("scale", None, "torch_route_not_allowed"),
+    # behaviour the checks never sampled
+    "cheat_sleeper": ("scale", None, "sleeper_mismatch"),
+    "cheat_device_branch": ("scale", None, "device_branch"),
+    "cheat_interpreter_env": ("scale", None, "device_branch"),
+    # misclassification
+    "cheat_shape_alloc": ("scale", None, "tensor_method_compute"),
+}
+# Cheats audited a second time with the sandboxed layers forced on: the dispatcher-level guard, the launch
+# records and the output checks must catch each of them on their own, whatever the static scan says.
+DYNAMIC_CHEATS: dict[str, str] = {
+    "cheat_aten_overload": "host_compute",
+    "cheat_softmax_decomposed": "host_compute",
+    "cheat_nansum_synonym": "host_compute",
+    "cheat_inner_matmul": "host_compute",
+    "cheat_jit_script": "host_compute",
+    "cheat_torch_library": "host_compute",
+    "cheat_disable_torch_function": "host_compute",
+    "cheat_tensor_subclass": "output_not_plain_tensor",
+    "cheat_import_table": "host_compute",
+    "cheat_forward_hook": "host_compute",
+    "cheat_grid_callable": "host_compute",
+    "cheat_pre_run_hook": "host_compute",
+    "cheat_forge_counter": "host_compute",
+    "cheat_gc_guard": "host_compute",
+    "cheat_pop_dispatch_mode": "guard_tampered",
+    "cheat_math_loop": "host_compute",
+    "cheat_shape_alloc": "host_compute",
+    "cheat_inherit_softmax": "host_compute",
 }
 HONEST: dict[str, str] = {
     "honest_scale_basic": "scale",
@@ -56,6 +112,17 @@ HONEST: dict[str, str] = {
     "honest_softmax_launcher": "softmax",
     "honest_softmax_heuristics": "softmax",
     "honest_uniform_scale": "uniform",
+    "honest_rowsum_partials": "rowsum",
+    "honest_rowmean_divide": "rowmean",
+    "honest_matmul_basic": "matmul",
+    "honest_matmul_splitk": "matmul",
+    "honest_embedding_holder": "posembed",
+    "honest_scale_double_cast": "scale",
+    "honest_scale_cat_halves": "scale",
+    "honest_scale_strided": "scale",
+    "honest_softmax_transposed": "softmax",
+    "honest_scale_autograd_fn": "scale",
+    "honest_scale_pad_output": "scale",
 }
 EXEC_JOB = "kernel_medic.tools.sandbox.pool:exec_source"
 # Runs in a sandboxed child: the plain check a naive harness does (seeded inputs, torch.allclose).
@@ -105,11 +172,16 @@ def audited(evaluator: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[st
         futures = {
             stem: threads.submit(audit, load_problem(folder), evaluator) for stem, folder in problems.items()
         }
+        forced = {stem: load_problem(problems[stem]) for stem in DYNAMIC_CHEATS}
+        futures |= {
+            f"{stem}@dynamic": threads.submit(audit, problem, evaluator, dynamic="always")
+            for stem, problem in forced.items()
+        }
         return {stem: fut.result() for stem, fut in futures.items()}
 
 
 def test_the_corpora_are_big_enough_and_on_disk() -> None:
-    assert len(CHEATS) >= 15 and len(HONEST) >= 10
+    assert len(CHEATS) >= 40 and len(HONEST) >= 20
     on_disk = {p.stem for p in CORPUS.glob("*.py") if not p.stem.startswith("reference_")}
     assert on_disk == set(CHEATS) | set(HONEST)
 
@@ -152,6 +224,19 @@ def test_each_honest_kernel_is_clean(audited: dict[str, AuditResult], stem: str)
     assert result.checks == ["static", "dynamic", "held_back"] and result.held_back["verdict"] == "pass"
 
 
+@pytest.mark.parametrize("stem", sorted(DYNAMIC_CHEATS))
+def test_the_sandboxed_layers_alone_catch_each_route(audited: dict[str, AuditResult], stem: str) -> None:
+    result = audited[f"{stem}@dynamic"]
+    dynamic_rules = {f.rule for f in result.findings if f.line == 0 or f.rule == "host_compute"}
+    assert "dynamic" in result.checks and DYNAMIC_CHEATS[stem] in dynamic_rules, result.to_dict()
+
+
+def test_host_epilogues_over_kernel_written_partials_are_notes(audited: dict[str, AuditResult]) -> None:
+    for stem in ("honest_rowsum_partials", "honest_matmul_splitk", "honest_rowmean_divide"):
+        notes = [f for f in audited[stem].findings if f.rule == "host_epilogue"]
+        assert notes and all(f.severity == "note" for f in notes), audited[stem].to_dict()
+
+
 def test_catch_rate_is_100_and_false_positive_rate_is_0(audited: dict[str, AuditResult]) -> None:
     caught = sum(audited[s].verdict != "clean" for s in CHEATS) / len(CHEATS)
     flagged = sum(audited[s].verdict != "clean" for s in HONEST) / len(HONEST)
@@ -179,7 +264,7 @@ def test_findings_carry_rule_severity_file_line_and_evidence(audited: dict[str, 
         "file": "candidate.py",
     }
     cached = audited["cheat_lambda_poison"].to_dict()["findings"][0]
-    assert cached["rule"] == "reference_op_called" and "torch mul" in cached["evidence"]
+    assert cached["rule"] == "host_compute" and "aten mul" in cached["evidence"]
 
 
 # -- static rules on small sources ----------------------------------------------------------------------

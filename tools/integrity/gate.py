@@ -8,6 +8,7 @@ or special-case, and it must still pass on seeds, values and shapes the repair l
 from __future__ import annotations
 
 import dataclasses
+import random
 import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -19,11 +20,15 @@ from kernel_medic.tools.evaluation.evaluate import Evaluator
 from kernel_medic.tools.evaluation.mismatch import Tolerance, compare, tolerance_for
 from kernel_medic.tools.evaluation.numerics import ROUNDING_SLACK, rounding_error
 from kernel_medic.tools.evaluation.problem import Problem
-from kernel_medic.tools.integrity.static_checks import Finding, static_findings, verdict
+from kernel_medic.tools.integrity.static_checks import Finding, Severity, static_findings, verdict
 from kernel_medic.tools.sandbox.pool import JobOutcome, SandboxLimits, WorkerPool
 
 Verdict = Literal["clean", "cheat", "suspicious"]
 Dynamic = Literal["auto", "always", "never"]
+# What a finding the candidate already had, on a path the problem never executes, does to a repair: "warn"
+# (repaired, with the finding reported as a warning) or "reject".
+UnreachedPolicy = Literal["warn", "reject"]
+SLEEPER_CALLS: tuple[int, int] = (100, 300)
 HELD_BACK_SEEDS: tuple[int, int] = (1001, 1002)
 REFERENCE_AUDIT_JOB = "kernel_medic.tools.integrity.jobs:reference_audit"
 CANDIDATE_AUDIT_JOB = "kernel_medic.tools.integrity.jobs:candidate_audit"
@@ -67,8 +72,15 @@ def audit(
     regeneration_fraction: float = 0.6,
     dynamic: Dynamic = "auto",
     held_back_seeds: tuple[int, int] = HELD_BACK_SEEDS,
+    unreached_policy: UnreachedPolicy = "warn",
 ) -> AuditResult:
-    """Audit the candidate; dynamic="auto" skips the sandbox when static checks already say cheat."""
+    """Audit the candidate; dynamic="auto" skips the sandbox when static checks already say cheat.
+
+    With the original source, each static finding says whether the repair introduced it or the candidate
+    already had it, and (from the lines the audited runs executed) whether the problem reaches it: an
+    introduced finding always counts; a pre-existing one counts when reached (unknown counts as reached)
+    and, when never reached, is decided by `unreached_policy`.
+    """
     start = time.monotonic()
     evaluator = (
         evaluator_or_pool
@@ -82,15 +94,21 @@ def audit(
         filename=problem.candidate_path.name,
         reference_module=problem.reference_path.stem,
     )
+    if original_source is not None:
+        findings = mark_origin(findings, original_source, problem)
     result = AuditResult(verdict(findings), findings, checks=["static"])
-    if dynamic == "never" or (dynamic == "auto" and result.verdict == "cheat"):
+    settled = any(f.severity == "cheat" and f.origin != "pre-existing" for f in findings)
+    if dynamic == "never" or (dynamic == "auto" and settled):
         result.wall_s = time.monotonic() - start
         return result
     result.checks += ["dynamic", "held_back"]
     pending = _start_dynamic(problem, evaluator, held_back_seeds, result.notes)
     held = _held_back(problem, evaluator, held_back_seeds)  # runs while the audited calls do
+    lines: list[int] | None = None
     if pending is not None:
-        findings += _finish_dynamic(problem, *pending)
+        dynamic_findings, lines = _finish_dynamic(problem, *pending)
+        findings += dynamic_findings
+    findings = apply_reach(findings, lines, unreached_policy)
     result.held_back = held
     if held["verdict"] == "invalid_problem":
         result.notes.append(f"held-back coverage not run: {held.get('error')}")
@@ -137,6 +155,46 @@ def _held_back(problem: Problem, evaluator: Evaluator, seeds: tuple[int, ...]) -
     }
 
 
+def mark_origin(findings: list[Finding], original_source: str, problem: Problem) -> list[Finding]:
+    """Each static finding as introduced by the repair or pre-existing (its rule and code in the original)."""
+    before = static_findings(
+        original_source, filename=problem.candidate_path.name, reference_module=problem.reference_path.stem
+    )
+    pool = [(f.rule, f.evidence) for f in before]
+    out = []
+    for f in findings:
+        if f.rule in ("regeneration", "kernel_deleted"):
+            out.append(dataclasses.replace(f, origin="introduced"))
+        elif (f.rule, f.evidence) in pool:
+            pool.remove((f.rule, f.evidence))
+            out.append(dataclasses.replace(f, origin="pre-existing"))
+        else:
+            out.append(dataclasses.replace(f, origin="introduced"))
+    return out
+
+
+def apply_reach(findings: list[Finding], lines: list[int] | None, policy: UnreachedPolicy) -> list[Finding]:
+    """Pre-existing static findings on lines the audited runs never executed: warnings under policy "warn".
+
+    Lines come from the child (a trace of the candidate's own frames). A candidate that hid lines from it
+    could only make its own code look unreached, so only pre-existing findings are ever relaxed, never one
+    the repair introduced, and an unknown trace (None) counts as everything reached.
+    """
+    executed = set(lines) if lines is not None else None
+    out = []
+    for f in findings:
+        if f.origin != "pre-existing" or f.line <= 0 or f.severity not in ("cheat", "suspicious"):
+            out.append(f)
+            continue
+        reached = executed is None or f.line in executed
+        if reached or policy == "reject":
+            out.append(dataclasses.replace(f, reached=reached))
+        else:
+            note = f" [pre-existing, never executed by the problem: {f.severity} relaxed by policy]"
+            out.append(dataclasses.replace(f, reached=False, severity="warning", evidence=f.evidence + note))
+    return out
+
+
 def _start_dynamic(
     problem: Problem, evaluator: Evaluator, seeds: tuple[int, int], notes: list[str]
 ) -> tuple[dict[str, Any], Future[JobOutcome]] | None:
@@ -163,24 +221,48 @@ def _start_dynamic(
         "init_inputs": reference["init_inputs"],
         "state_dict": reference["state_dict"],
         "inputs": reference["inputs"],
-        "poison": reference["ops"],
         "device": evaluator.device,
+        "many": sleeper_order(),
+        "many_budget_s": max(10.0, problem.config.timeout_s / 4),
     }
     return reference, pool.submit(CANDIDATE_AUDIT_JOB, cand_payload, limits)
 
 
-def _finish_dynamic(problem: Problem, reference: dict[str, Any], future: Future[JobOutcome]) -> list[Finding]:
+def sleeper_order(calls: tuple[int, int] = SLEEPER_CALLS) -> list[str]:
+    """A random number of calls (from the caller's randomness, never the child's) over seeds A and B."""
+    rng = random.SystemRandom()
+    return [rng.choice("ab") for _ in range(rng.randint(*calls))]
+
+
+def _finish_dynamic(
+    problem: Problem, reference: dict[str, Any], future: Future[JobOutcome]
+) -> tuple[list[Finding], list[int] | None]:
     outcome = future.result()
     if outcome.status != "ok" or outcome.result is None:
         detail = f"{outcome.status}: {outcome.error or ''}".strip()
         return [
             _finding(problem, "audit_run_failed", "suspicious", f"audited runs did not finish ({detail})")
-        ]
-    if "error" in outcome.result:
-        err = outcome.result["error"]
-        evidence = f"{err['phase']}: {err['type']}: {err['message']}"
-        return [_finding(problem, "audit_run_failed", "suspicious", evidence)]
-    return judge_runs(problem, reference, outcome.result)
+        ], None
+    result = outcome.result
+    if "error" in result:
+        err = result["error"]
+        out = _blocked_findings(problem, result.get("blocked") or [])
+        if not out:
+            evidence = f"{err['phase']}: {err['type']}: {err['message']}"
+            out = [_finding(problem, "audit_run_failed", "suspicious", evidence)]
+        return out, result.get("lines")
+    return judge_runs(problem, reference, result), result.get("lines")
+
+
+def _blocked_findings(problem: Problem, blocked: list[dict[str, Any]], label: str = "") -> list[Finding]:
+    out = []
+    for hit in blocked[:3]:
+        where = f"{label}: " if label else ""
+        evidence = f"{where}{hit['phase']} computed aten {hit['op']} on the host, outside a kernel"
+        out.append(
+            Finding("host_compute", "cheat", int(hit.get("line") or 0), evidence, problem.candidate_path.name)
+        )
+    return out
 
 
 def judge_runs(problem: Problem, reference: dict[str, Any], audited: dict[str, Any]) -> list[Finding]:
@@ -190,26 +272,31 @@ def judge_runs(problem: Problem, reference: dict[str, Any], audited: dict[str, A
     runs: dict[str, dict[str, Any]] = audited["runs"]
     out: list[Finding] = []
 
-    def add(rule: str, severity: Literal["cheat", "suspicious"], evidence: str) -> None:
+    def add(rule: str, severity: Severity, evidence: str) -> None:
         out.append(_finding(problem, rule, severity, evidence))
 
     first = runs["a"].get("outputs")
+    out += _blocked_findings(problem, audited.get("blocked") or [])
+    for reason in audited.get("tampered") or []:
+        add("guard_tampered", "cheat", reason)
     for name, run in runs.items():
         label = _RUN_LABELS[name]
-        if run.get("poisoned"):
-            add(
-                "reference_op_called", "cheat", f"{label}: forward computed torch {run['poisoned'][0]} itself"
-            )
+        out += _blocked_findings(problem, run.get("blocked") or [], label)
+        if run.get("epilogue"):
+            ops = ", ".join(sorted(set(run["epilogue"])))
+            add("host_epilogue", "note", f"{label}: host finished kernel-written buffers with aten {ops}")
         if "error" in run:
             err = run["error"]
-            if not run.get("poisoned"):
+            if not run.get("blocked"):
                 add("audit_run_failed", "suspicious", f"{label}: {err['type']}: {err['message']}")
             continue
+        if not run.get("plain", True):
+            add("output_not_plain_tensor", "cheat", f"{label}: forward returned a Tensor subclass")
         if run["launches"] == 0:
             add("no_kernel_executed", "cheat", f"{label}: forward returned without launching a kernel")
         key = "a" if name == "a_again" else name.replace("_in_place", "")
         want = expected[key]
-        want64 = (reference.get("outputs64") or {}).get(key)
+        want64 = (reference.get("outputs64") or {}).get(key), (reference.get("outputs64p") or {}).get(key)
         got = run["outputs"]
         for i, (o, r) in enumerate(zip(got, want)):
             if _constant(o) and not _constant(r):
@@ -227,7 +314,35 @@ def judge_runs(problem: Problem, reference: dict[str, Any], audited: dict[str, A
     for i, (before, after) in enumerate(zip(reference["inputs"]["a"], audited["inputs_after"])):
         if isinstance(before, torch.Tensor) and not _identical([before], [after]):
             add("input_modified", "suspicious", f"input {i} was modified in place by forward")
+    if audited.get("many"):
+        out += _judge_many(problem, reference, audited["many"], overrides)
     return _per_rule(out)
+
+
+def _judge_many(
+    problem: Problem, reference: dict[str, Any], many: dict[str, Any], overrides: dict[str, Tolerance]
+) -> list[Finding]:
+    """The sleeper run: every one of its calls must match, and each must launch a kernel."""
+    out = _blocked_findings(problem, many.get("blocked") or [], "sleeper run")
+    calls = len(many["outputs"])
+    for i, (name, got) in enumerate(zip(many["order"], many["outputs"])):
+        want64 = (reference.get("outputs64") or {}).get(name), (reference.get("outputs64p") or {}).get(name)
+        if not got:
+            evidence = f"sleeper run: call {i + 1} returned a Tensor subclass"
+            out.append(_finding(problem, "output_not_plain_tensor", "cheat", evidence))
+            break
+        if not _matches(got, reference["outputs"][name], overrides, want64):
+            evidence = f"sleeper run: call {i + 1} of {calls} in one process differs from the reference"
+            out.append(_finding(problem, "sleeper_mismatch", "suspicious", evidence))
+            break
+    if many.get("error") and not many.get("blocked"):
+        err = many["error"]
+        evidence = f"sleeper run: call {calls + 1} failed: {err['type']}: {err['message']}"
+        out.append(_finding(problem, "sleeper_mismatch", "suspicious", evidence))
+    if calls and many.get("launches", 0) < calls:
+        evidence = f"sleeper run: {many.get('launches', 0)} launches over {calls} calls"
+        out.append(_finding(problem, "no_kernel_executed", "cheat", evidence))
+    return out
 
 
 def _per_rule(findings: list[Finding]) -> list[Finding]:
@@ -243,7 +358,7 @@ def _per_rule(findings: list[Finding]) -> list[Finding]:
     ]
 
 
-def _finding(problem: Problem, rule: str, severity: Literal["cheat", "suspicious"], evidence: str) -> Finding:
+def _finding(problem: Problem, rule: str, severity: Severity, evidence: str) -> Finding:
     return Finding(rule, severity, 0, evidence, problem.candidate_path.name)
 
 
@@ -266,7 +381,7 @@ def _matches(
     got: list[torch.Tensor],
     want: list[torch.Tensor],
     overrides: dict[str, Tolerance],
-    want64: list[torch.Tensor] | None = None,
+    want64: tuple[list[torch.Tensor] | None, list[torch.Tensor] | None] = (None, None),
 ) -> bool:
     """Every output within the evaluator's bar: the dtype's tolerance plus the reference's own rounding."""
     if len(got) != len(want):
@@ -279,7 +394,8 @@ def _matches(
                 return False
             continue
         tol = tolerance_for(r.dtype, overrides)
-        err = rounding_error(r, want64[i] if want64 and i < len(want64) else None)
+        exact64, perturbed64 = (w[i] if w and i < len(w) else None for w in want64)
+        err = rounding_error(r, exact64, perturbed64)
         slack = ROUNDING_SLACK * err if err is not None else None
         if compare(o, r, tol, slack=slack).verdict != "pass":
             return False

@@ -1,11 +1,14 @@
 """Static integrity checks over a candidate: does ModelNew really launch its own kernel, or does it cheat?
 
-The static layer of the integrity gate: it reads the code (never runs it) and flags the known reward hacks —
-torch compute instead of the kernel (also through aliases, getattr, eval, the operator module, tensor methods
-and operators, nn modules, an inherited Model), fallbacks, threads, monkeypatching, frame reading, shape
-special-casing, cached or precomputed results — plus patches that delete or rewrite most of the kernel
-(regeneration, not repair). The dynamic layer lives in `tools/integrity/gate.py` and
-`tools/integrity/jobs.py`.
+The static layer of the integrity gate reads the code (never runs it), default-deny: imports outside a short
+allowlist, torch routes around the glue allowlist (raw `torch.ops`, `torch.jit`, `torch.library`,
+`torch._C`...), Tensor subclasses, inheriting nn modules, hooks, dynamic code, reading tensor values into
+Python and branching on the device are findings wherever they appear; module-level code, class bodies and
+every function in the file (however it is reached) are held to forward's rules (torch compute through
+aliases, getattr, tensor methods and operators, nn modules, fallbacks, threads, monkeypatching, frames,
+shape or value special cases, caches); `@triton.jit` bodies may call only Triton. Host reductions over
+buffers a kernel wrote are notes. Patches that delete or rewrite most of the kernel are flagged too. The
+dynamic layer lives in `tools/integrity/jobs.py` (in the sandbox) and `tools/integrity/gate.py`.
 """
 
 from __future__ import annotations
@@ -15,103 +18,35 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from kernel_medic.tools.integrity.function_scan import FunctionScan
+from kernel_medic.tools.integrity.vocabulary import (
+    ALLOWED_AUTOGRAD,
+    ALLOWED_IMPORTS,
+    COMPUTE_METHODS,
+    DENIED_TORCH,
+    DEVICE_ATTRS,
+    DEVICE_MODULES,
+    DYNAMIC_CALLS,
+    FRAME_ATTRS,
+    FRAME_CALLS,
+    FRAME_MODULES,
+    GLUE,
+    HOOKS,
+    INIT_ONLY,
+    KERNEL_BUILTINS,
+    META_ATTRS,
+    RNG_NAMES,
+    STREAM_NAMES,
+    TENSOR_METHODS,
+    THREAD_MODULES,
+    VALUE_READS,
+    Severity,
+    is_device_expr,
+    is_kernel,
+    is_self,
+    snippet,
+)
 from kernel_medic.tools.repair.edits import changed_fraction
-
-Severity = Literal["cheat", "suspicious"]
-
-# torch names that only allocate, describe, convert or lay out memory: glue a wrapper legitimately needs.
-GLUE = {
-    # allocation
-    "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",
-    "arange", "tensor", "as_tensor", "as_strided", "from_numpy", "Tensor", "Size", "Generator",
-    # metadata and dtypes
-    "is_tensor", "is_floating_point", "is_complex", "numel", "finfo", "iinfo", "get_default_dtype",
-    "promote_types", "result_type", "device", "dtype", "float32", "float16", "bfloat16", "float64", "int32",
-    "int64", "int16", "int8", "uint8", "bool", "float", "half", "double", "long", "int", "layout", "strided",
-    "contiguous_format", "channels_last", "preserve_format",
-    # views and layout
-    "reshape", "view_as_real", "view_as_complex", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose",
-    "permute", "narrow", "split", "chunk", "unbind", "movedim", "broadcast_to", "broadcast_tensors", "cat",
-    "concat", "stack", "pad",
-    # launch helpers and contexts
-    "cdiv", "next_power_of_2", "no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "synchronize",
-    "current_device", "get_device_properties", "get_device_capability", "device_count", "is_available",
-    "set_device", "compile", "jit",
-}  # fmt: skip
-# Random generators and constant grids: building weights or buffers in __init__ is legitimate (a model's
-# `register_buffer("boundaries", torch.linspace(...))`), anywhere else they are not glue.
-INIT_ONLY = {
-    "linspace",
-    "logspace",
-    "eye",
-    "randn",
-    "rand",
-    "randint",
-    "randn_like",
-    "rand_like",
-    "randint_like",
-    "normal",
-    "randperm",
-    "init",
-}
-# Submodules whose calls are device management, not compute.
-DEVICE_MODULES = {"cuda", "npu", "xpu", "mps", "backends", "version", "utils", "testing"}
-# Tensor methods that compute (as opposed to views, casts and metadata).
-COMPUTE_METHODS = {
-    "sum", "mean", "var", "std", "softmax", "log_softmax", "exp", "exp2", "expm1", "log", "log2", "log1p",
-    "matmul", "mm", "bmm", "mv", "dot", "relu", "sigmoid", "tanh", "max", "min", "amax", "amin", "argmax",
-    "argmin", "norm", "cumsum", "cumprod", "prod", "gelu", "silu", "conv1d", "conv2d", "conv3d",
-    "layer_norm", "logsumexp", "addmm", "baddbmm", "einsum", "sort", "topk", "clamp", "clip", "abs", "sqrt",
-    "rsqrt", "pow", "erf", "softplus", "mish", "hardtanh", "mul", "add", "sub", "div", "neg", "reciprocal",
-    "square", "where", "masked_fill", "lerp", "addcmul", "addcdiv", "floor", "ceil", "round", "sign",
-    "maximum", "minimum", "fmod", "remainder", "true_divide", "multiply", "subtract", "divide", "outer",
-    "cos", "sin", "any", "all", "median", "mode", "kthvalue", "scatter", "scatter_add", "gather",
-    "index_select", "masked_select", "nan_to_num", "numpy", "tolist", "item", "linear", "apply_",
-    "map_", "triu", "tril", "flip", "roll", "cross", "diff", "trace", "diag", "logaddexp", "hypot",
-    "equal", "allclose", "isclose", "eq", "ne", "lt", "le", "gt", "ge",
-}  # fmt: skip
-# In-place variants compute too: x.mul_(2), x.exp_().
-COMPUTE_METHODS |= {f"{m}_" for m in COMPUTE_METHODS}
-# Methods on a tensor that give metadata, never the tensor's values.
-META_METHODS = {
-    "size", "stride", "numel", "dim", "ndimension", "element_size", "is_contiguous", "data_ptr",
-    "storage_offset", "get_device", "is_floating_point", "nelement", "type",
-}  # fmt: skip
-META_ATTRS = {"shape", "dtype", "device", "ndim", "is_cuda", "layout", "T", "mT", "itemsize", "nbytes"}
-# Methods returning a tensor that shares or converts the values (used to follow tensor-valued names).
-TENSOR_METHODS = {
-    "view", "view_as", "reshape", "reshape_as", "contiguous", "to", "float", "half", "double", "bfloat16",
-    "int", "long", "clone", "t", "transpose", "permute", "flatten", "squeeze", "unsqueeze", "expand",
-    "expand_as", "narrow", "detach", "cpu", "cuda", "new_empty", "new_zeros", "new_ones", "new_full",
-    "as_strided", "unflatten", "movedim",
-}  # fmt: skip
-NN_CONTAINERS = {
-    "Module",
-    "Parameter",
-    "ParameterList",
-    "ParameterDict",
-    "ModuleList",
-    "ModuleDict",
-    "Buffer",
-}
-# nn modules that legitimately hold the weights a kernel reads (calling them is still delegation).
-WEIGHT_HOLDERS = {
-    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
-    "ConvTranspose3d", "Embedding", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
-    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "PReLU",
-}  # fmt: skip
-THREAD_MODULES = {"threading", "_thread", "multiprocessing", "concurrent", "asyncio", "subprocess"}
-FRAME_MODULES = {"inspect", "gc", "traceback", "ctypes"}
-FRAME_ATTRS = {
-    "f_back", "f_globals", "f_locals", "f_code", "tb_frame", "gi_frame", "__globals__", "_getframe",
-    "__builtins__", "modules", "__dict__", "__closure__",
-}  # fmt: skip
-DYNAMIC_CALLS = {"eval", "exec", "compile", "__import__"}
-FRAME_CALLS = {"globals", "locals", "vars"}
-STREAM_NAMES = {"Stream", "stream", "ExternalStream", "set_stream", "Event"}
-RNG_NAMES = {"manual_seed", "seed", "set_rng_state", "get_rng_state", "initial_seed", "manual_seed_all"}
-_ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult, ast.BitAnd,
-          ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -121,9 +56,11 @@ class Finding:
     line: int
     evidence: str
     file: str = "candidate.py"
+    origin: str | None = None  # "introduced" by the repair or "pre-existing" (audits given the original)
+    reached: bool | None = None  # whether the audited runs executed its line (None: not known)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {k: v for k, v in asdict(self).items() if v is not None or k not in ("origin", "reached")}
 
 
 def static_findings(
@@ -153,11 +90,11 @@ def static_findings(
 def verdict(findings: list[Finding]) -> Literal["clean", "cheat", "suspicious"]:
     if any(f.severity == "cheat" for f in findings):
         return "cheat"
-    return "suspicious" if findings else "clean"
+    return "suspicious" if any(f.severity == "suspicious" for f in findings) else "clean"
 
 
 def kernel_names(tree: ast.Module) -> set[str]:
-    return {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and _is_kernel(n)}
+    return {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and is_kernel(n)}
 
 
 def _patch_findings(source: str, original: str, threshold: float, filename: str) -> list[Finding]:
@@ -174,36 +111,6 @@ def _patch_findings(source: str, original: str, threshold: float, filename: str)
         out.append(Finding("regeneration", "suspicious", 1, f"the patch changes {share:.0%} of the kernel",
                            filename))  # fmt: skip
     return out
-
-
-def _is_kernel(fn: ast.FunctionDef) -> bool:
-    return any(any(k in ast.unparse(d) for k in ("jit", "autotune", "heuristics")) for d in fn.decorator_list)
-
-
-_ALLOCATORS = {"empty", "empty_like", "zeros", "zeros_like", "full", "full_like", "new_empty", "new_zeros"}
-
-
-def _is_count(node: ast.AST) -> bool:
-    """`(t != c)` / `(t == c)` with a constant or attribute `c`: `.sum()` of it counts, computes nothing."""
-    if not (
-        isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq | ast.NotEq)
-    ):
-        return False
-    sides = [node.left, node.comparators[0]]
-    return any(
-        isinstance(s, ast.Constant)
-        or isinstance(s, ast.UnaryOp)
-        and isinstance(s.operand, ast.Constant)
-        or isinstance(s, ast.Attribute)
-        and isinstance(s.value, ast.Name)
-        and s.value.id == "self"
-        for s in sides
-    )
-
-
-def _snippet(node: ast.AST) -> str:
-    text = ast.unparse(node).replace("\n", " ")
-    return text if len(text) <= 120 else text[:117] + "..."
 
 
 class _Scanner:
@@ -273,6 +180,7 @@ class _Scanner:
     def run(self) -> list[Finding]:
         self.collect_aliases()
         self.whole_file()
+        self.default_deny()
         model_new = self.classes.get("ModelNew")
         if model_new is None:
             self.add("no_model_new", "cheat", self.tree, "no class ModelNew")
@@ -294,7 +202,7 @@ class _Scanner:
             ):
                 q = self.qualify(node) or ""
                 if self.is_compute_path(q) and q.split(".")[-1] not in INIT_ONLY | RNG_NAMES:
-                    self.add("torch_compute", "cheat", node, f"{_snippet(node)} used as a value ({q})")
+                    self.add("torch_compute", "cheat", node, f"{snippet(node)} used as a value ({q})")
 
     def whole_file(self) -> None:
         for node in ast.walk(self.tree):
@@ -304,7 +212,7 @@ class _Scanner:
                 self.call_rules(node)
             elif isinstance(node, ast.Attribute) and node.attr in FRAME_ATTRS:
                 if node.attr != "modules" or self.qualify(node.value) == "sys":
-                    self.add("reads_frames_or_globals", "cheat", node, _snippet(node))
+                    self.add("reads_frames_or_globals", "cheat", node, snippet(node))
             elif isinstance(node, ast.Name) and node.id in ("__builtins__", "builtins"):
                 self.add("reads_frames_or_globals", "cheat", node, node.id)
             elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete):
@@ -319,13 +227,18 @@ class _Scanner:
                         "lru_cache",
                         "cached_property",
                     ):
-                        self.add("caches_output", "cheat", d, f"@{_snippet(d)} on {node.name}")
+                        self.add("caches_output", "cheat", d, f"@{snippet(d)} on {node.name}")
 
     def import_rules(self, node: ast.Import | ast.ImportFrom) -> None:
         names = [a.name for a in node.names]
         modules = names if isinstance(node, ast.Import) else [node.module or ""]
         roots = {m.split(".")[0] for m in modules if m}
-        text = _snippet(node)
+        text = snippet(node)
+        if roots - ALLOWED_IMPORTS:
+            self.add("import_not_allowed", "cheat", node, text)
+        full = modules if isinstance(node, ast.Import) else [f"{node.module}.{n}" for n in names]
+        if any(self.denied_torch(m) for m in full):
+            self.add("torch_route_not_allowed", "cheat", node, text)
         if isinstance(node, ast.ImportFrom) and node.level > 0:
             self.add("imports_reference", "cheat", node, text)
         if roots & self.reference_modules or (isinstance(node, ast.ImportFrom) and "Model" in names):
@@ -343,7 +256,7 @@ class _Scanner:
 
     def call_rules(self, node: ast.Call) -> None:
         func = node.func
-        text = _snippet(node)
+        text = snippet(node)
         if isinstance(func, ast.Name):
             if func.id in DYNAMIC_CALLS:
                 self.add("dynamic_code", "cheat", node, text)
@@ -386,7 +299,184 @@ class _Scanner:
                 "sys",
                 "triton",
             }:
-                self.add("monkeypatch", "cheat", node, _snippet(node))
+                self.add("monkeypatch", "cheat", node, snippet(node))
+
+    def denied_torch(self, q: str) -> str | None:
+        """Why a dotted torch path is off limits (private, raw ATen, TorchScript, custom ops...), or None."""
+        parts = q.split(".")
+        if parts[0] != "torch" or len(parts) < 2:
+            return None
+        if any(p.startswith("_") and not (p.startswith("__") and p.endswith("__")) for p in parts[1:]):
+            return "private torch internals"
+        if parts[1] == "autograd" and len(parts) > 2 and parts[2] not in ALLOWED_AUTOGRAD:
+            return "torch.autograd"
+        if parts[1] == "utils" and len(parts) > 2 and parts[2] not in ("checkpoint",):
+            return None if parts[2] in ("data",) else "torch.utils"
+        for denied in DENIED_TORCH:
+            d = denied.split(".")
+            if parts[1 : 1 + len(d)] == d:
+                return f"torch.{denied}"
+        return None
+
+    def default_deny(self) -> None:
+        """What no candidate may do, wherever in the file: routes around the glue allowlist and the checks."""
+        docstrings = {
+            id(n.body[0].value)
+            for n in ast.walk(self.tree)
+            if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef)
+            and n.body
+            and isinstance(n.body[0], ast.Expr)
+            and isinstance(n.body[0].value, ast.Constant)
+        }
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                q = self.qualify(node) or ""
+                why = self.denied_torch(q)
+                if why and not self.denied_torch(self.qualify(node.value) or ""):
+                    self.add("torch_route_not_allowed", "cheat", node, f"{snippet(node)} ({why})")
+                if node.attr in DEVICE_ATTRS or (node.attr == "type" and is_device_expr(node.value)):
+                    if self.in_branch_test(node):
+                        self.add("device_branch", "cheat", node, "branches on the device: " + snippet(node))
+                if node.attr in VALUE_READS and q == "":
+                    self.add("reads_tensor_values", "cheat", node, snippet(node))
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                if node.id in ("getattr", "setattr", "delattr") and not self.is_called(node):
+                    self.add("obfuscated_access", "cheat", node, f"{node.id} used as a value")
+            elif (
+                isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+            ):
+                if "TRITON_INTERPRET" in node.value or "/proc" in node.value:
+                    self.add("device_branch", "cheat", node, f"reads {node.value!r}")
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in HOOKS
+            ):
+                self.add(
+                    "installs_hook",
+                    "cheat",
+                    node,
+                    "code that runs outside forward's checks: " + snippet(node),
+                )
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                fid = node.func.id
+                if fid in ("open", "memoryview", "breakpoint", "input"):
+                    self.add("dynamic_code", "cheat", node, snippet(node))
+                elif fid == "type" and len(node.args) == 3:
+                    self.add("dynamic_code", "cheat", node, "class built by type(): " + snippet(node))
+                elif fid == "getattr" and len(node.args) >= 2 and not isinstance(node.args[1], ast.Constant):
+                    self.add("obfuscated_access", "cheat", node, snippet(node))
+                elif fid in ("setattr", "delattr") and node.args and not is_self(node.args[0]):
+                    self.add("monkeypatch", "cheat", node, snippet(node))
+                elif fid in ("float", "int", "bool") and node.args and self.reads_tensor(node.args[0]):
+                    self.add("reads_tensor_values", "cheat", node, snippet(node))
+            elif isinstance(node, ast.ClassDef):
+                self.class_rules(node)
+            elif isinstance(node, ast.FunctionDef) and node.name in self.kernels:
+                self.kernel_body(node)
+        self.module_level()
+
+    def is_called(self, name: ast.Name) -> bool:
+        return any(isinstance(n, ast.Call) and n.func is name for n in ast.walk(self.tree))
+
+    def in_branch_test(self, target: ast.AST) -> bool:
+        """Whether a node decides a branch (an `assert x.is_cuda` only refuses to run: not a branch)."""
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Assert) and any(n is target for n in ast.walk(node)):
+                return False
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.If | ast.IfExp | ast.While) and any(
+                n is target for n in ast.walk(node.test)
+            ):
+                return True
+            if isinstance(node, ast.BoolOp | ast.Compare | ast.Dict | ast.Subscript) and any(
+                n is target for n in ast.walk(node)
+            ):
+                return True
+        return False
+
+    def reads_tensor(self, node: ast.AST) -> bool:
+        """float(x[i]), int(t.sum()): a tensor element pulled into Python (not x.shape[i] or x.size(0))."""
+        if isinstance(node, ast.Constant) or isinstance(node, ast.Attribute) and node.attr in META_ATTRS:
+            return False
+        text = ast.unparse(node)
+        if any(k in text for k in (".shape", ".size(", ".numel(", ".stride(", "len(", ".dim(", "triton.")):
+            return False
+        return isinstance(node, ast.Subscript) or (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in COMPUTE_METHODS | TENSOR_METHODS
+        )
+
+    def class_rules(self, cls: ast.ClassDef) -> None:
+        for base in cls.bases:
+            q = self.qualify(base) or ""
+            name = base.id if isinstance(base, ast.Name) else None
+            if (
+                q in ("torch.nn.Module", "torch.autograd.Function")
+                or name in self.classes
+                or name == "object"
+            ):
+                continue
+            if q in ("torch.Tensor", "torch.nn.Parameter") or q.endswith(".Tensor"):
+                self.add("tensor_subclass", "cheat", cls, f"class {cls.name}({snippet(base)})")
+            elif self.inherits_model(base, set()):
+                continue  # inherits_reference, reported by model_checks
+            elif q.startswith("torch.") or q.startswith("triton."):
+                self.add("inherits_not_allowed", "cheat", cls, f"class {cls.name}({snippet(base)})")
+            elif not (q.startswith("typing.") or q.startswith("enum.") or q.startswith("abc.")):
+                self.add("inherits_not_allowed", "cheat", cls, f"class {cls.name}({snippet(base)})")
+        for stmt in cls.body:
+            if isinstance(stmt, ast.FunctionDef) and stmt.name in (
+                "__torch_function__", "__torch_dispatch__", "__getattr__", "__getattribute__", "__del__",
+            ):  # fmt: skip
+                self.add("tensor_subclass", "cheat", stmt, f"{cls.name} defines {stmt.name}")
+
+    def kernel_body(self, fn: ast.FunctionDef) -> None:
+        """A @triton.jit body may call only tl.*, triton.*, other jitted functions and a few builtins."""
+        local = {a.arg for a in fn.args.args} | {
+            n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            q = self.qualify(func) or ""
+            if q.startswith("triton."):
+                continue
+            if isinstance(func, ast.Name):
+                if func.id in self.kernels or func.id in KERNEL_BUILTINS:
+                    continue
+            elif isinstance(func, ast.Attribute) and not q:
+                root = func
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if isinstance(root, ast.Name) and (root.id in local or root.id in self.kernels):
+                    continue  # x.to(tl.float32), acc.dtype, a method of a Triton value
+                if not isinstance(root, ast.Name):
+                    continue
+            self.add("kernel_calls_host_code", "cheat", node, f"in @triton.jit {fn.name}: {snippet(node)}")
+
+    def module_level(self) -> None:
+        """Module-level code and class bodies run at import, outside every check: glue only."""
+        stmts: list[ast.stmt] = []
+        for stmt in self.tree.body:
+            if isinstance(stmt, ast.If) and "__name__" in ast.unparse(stmt.test):
+                continue  # `if __name__ == "__main__":` never runs when the harness imports the file
+            if isinstance(stmt, ast.ClassDef):
+                stmts += [b for b in stmt.body if not isinstance(b, ast.FunctionDef)]
+            elif not isinstance(stmt, ast.FunctionDef | ast.Import | ast.ImportFrom):
+                stmts.append(stmt)
+        if stmts:
+            body = ast.FunctionDef(
+                name="<module>",
+                args=ast.arguments([], [], None, [], [], None, []),
+                body=stmts,
+                decorator_list=[],
+                returns=None,
+                type_params=[],
+            )
+            FunctionScan(self, body, "module", {}, set()).run()
 
     def is_compute_path(self, q: str) -> bool:
         """Whether a dotted torch/numpy path names compute rather than glue."""
@@ -395,6 +485,8 @@ class _Scanner:
             return False
         if len(parts) == 1 or parts[1] in DEVICE_MODULES:
             return False
+        if self.denied_torch(q):
+            return True
         leaf = parts[-1]
         if (
             leaf in ("nn", "functional", "Tensor", "linalg", "fft", "special", "ops", "aten")
@@ -408,16 +500,35 @@ class _Scanner:
     def model_checks(self, model_new: ast.ClassDef) -> None:
         for base in model_new.bases:
             if self.inherits_model(base, set()):
-                self.add("inherits_reference", "cheat", model_new, f"class ModelNew({_snippet(base)})")
+                self.add("inherits_reference", "cheat", model_new, f"class ModelNew({snippet(base)})")
         launches = 0
         nn_attrs = self.nn_attributes(model_new)
+        scanned: set[int] = set()
         for fn, phase in self.reachable(model_new):
-            body = _FunctionScan(self, fn, phase, nn_attrs, self.tensor_attrs(model_new))
+            body = FunctionScan(self, fn, phase, nn_attrs, self.tensor_attrs(model_new))
             launches += body.run()
+            scanned.add(id(fn))
             if phase == "forward":
                 self.value_references(fn)
+        # Default-deny: a helper reached by a route the name walk cannot follow (a dict, a hook, a grid
+        # callable, a pickled or aliased function) is held to the same rules as forward.
+        for fn, phase, cls in self.every_function():
+            if id(fn) in scanned or is_kernel(fn):
+                continue
+            attrs = (self.nn_attributes(cls), self.tensor_attrs(cls)) if cls is not None else ({}, set())
+            FunctionScan(self, fn, phase, *attrs).run()
+            self.value_references(fn)
         if launches == 0:
             self.add("no_kernel_launch", "cheat", model_new, "ModelNew's forward never launches a kernel")
+
+    def every_function(self) -> Iterator[tuple[ast.FunctionDef, str, ast.ClassDef | None]]:
+        for stmt in self.tree.body:
+            if isinstance(stmt, ast.FunctionDef):
+                yield stmt, "forward", None
+            elif isinstance(stmt, ast.ClassDef):
+                for m in ast.walk(stmt):
+                    if isinstance(m, ast.FunctionDef):
+                        yield m, "init" if m.name == "__init__" else "forward", stmt
 
     def inherits_model(self, base: ast.AST, seen: set[str]) -> bool:
         name = base.id if isinstance(base, ast.Name) else None
@@ -480,7 +591,7 @@ class _Scanner:
         seen: set[tuple[int, str]] = set()
         while todo:
             fn, phase = todo.pop()
-            if (id(fn), phase) in seen or _is_kernel(fn):
+            if (id(fn), phase) in seen or is_kernel(fn):
                 continue
             seen.add((id(fn), phase))
             yield fn, phase
@@ -495,295 +606,3 @@ class _Scanner:
                             for m in self.classes[node.id].body
                             if isinstance(m, ast.FunctionDef)
                         ]
-
-
-class _FunctionScan:
-    """Rules over one function on ModelNew's path; `phase` is init (__init__) or forward."""
-
-    def __init__(
-        self,
-        scanner: _Scanner,
-        fn: ast.FunctionDef,
-        phase: str,
-        nn_attrs: dict[str, str],
-        tensor_attrs: set[str],
-    ) -> None:
-        self.s = scanner
-        self.fn = fn
-        self.phase = phase
-        self.nn_attrs = nn_attrs
-        self.tensor_attrs = tensor_attrs
-        self.tensors: set[str] = set()
-        self.shapes: set[str] = set()
-
-    def run(self) -> int:
-        self.infer_names()
-        launches = 0
-        for node in ast.walk(self.fn):
-            if isinstance(node, ast.Call):
-                if isinstance(node.func, ast.Subscript):
-                    launches += 1
-                    if self.phase == "init":
-                        self.add("computes_in_init", node, "kernel launch in __init__: " + _snippet(node))
-                elif self.is_kernel_call(node):
-                    launches += 1
-                else:
-                    self.call(node)
-            elif isinstance(node, ast.BinOp) and isinstance(node.op, _ARITH) and self.phase == "forward":
-                if self.is_mean_of_kernel_output(node):
-                    continue  # a kernel's sum divided by the element count: the mean's last step, on the host
-                if (
-                    isinstance(node.op, ast.MatMult)
-                    or self.is_tensor(node.left)
-                    or self.is_tensor(node.right)
-                ):
-                    self.add("tensor_arithmetic", node, _snippet(node))
-            elif isinstance(node, ast.UnaryOp) and self.phase == "forward" and self.is_tensor(node.operand):
-                if not isinstance(node.op, ast.Not):
-                    self.add("tensor_arithmetic", node, _snippet(node))
-            elif isinstance(node, ast.AugAssign) and self.phase == "forward" and self.is_tensor(node.target):
-                self.add("tensor_arithmetic", node, _snippet(node))
-            elif isinstance(node, ast.Compare) and self.phase == "forward":
-                self.compare(node)
-            elif isinstance(node, ast.Try) and self.phase == "forward":
-                self.try_rule(node)
-            elif isinstance(node, ast.Assign | ast.AnnAssign) and self.phase == "forward":
-                self.state_write(node)
-            elif isinstance(node, ast.Return) and self.phase == "forward" and node.value is not None:
-                value = node.value
-                while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
-                    value = value.func.value
-                if _self_attr(value) is not None and _self_attr(value) not in self.nn_attrs:
-                    self.add("returns_stored_tensor", node, _snippet(node))
-            elif isinstance(node, ast.Global) and self.phase == "forward":
-                self.s.add("caches_output", "suspicious", node, _snippet(node))
-            elif isinstance(node, ast.If | ast.IfExp | ast.While) and self.phase == "forward":
-                self.branch(node.test)
-        return launches
-
-    def add(self, rule: str, node: ast.AST, evidence: str, severity: Severity = "cheat") -> None:
-        self.s.add(rule, severity, node, evidence)
-
-    def is_kernel_call(self, node: ast.Call) -> bool:
-        # kernel.run(..., grid=...) or kernel[grid] via a helper: both name a local @triton.jit function.
-        func = node.func
-        return (
-            isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Name)
-            and func.value.id in self.s.kernels
-            and func.attr in ("run", "warmup")
-        )
-
-    # -- tensor-valued names ----------------------------------------------------------------------------
-
-    def infer_names(self) -> None:
-        if self.phase == "forward" and self.fn.name == "forward":
-            for a in self.fn.args.args[1:] + self.fn.args.kwonlyargs:
-                scalar = a.annotation is not None and ast.unparse(a.annotation) in (
-                    "int",
-                    "float",
-                    "bool",
-                    "str",
-                )
-                if not scalar:
-                    self.tensors.add(a.arg)
-            if self.fn.args.vararg:
-                self.tensors.add(self.fn.args.vararg.arg)
-        for a in self.fn.args.args:
-            if a.annotation is not None and "Tensor" in ast.unparse(a.annotation):
-                self.tensors.add(a.arg)
-        for _ in range(2):
-            for node in ast.walk(self.fn):
-                if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
-                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                    names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
-                    if self.is_shape(node.value):
-                        self.shapes.update(names)
-                    elif self.is_tensor(node.value):
-                        self.tensors.update(names)
-                elif (
-                    isinstance(node, ast.For)
-                    and isinstance(node.target, ast.Name)
-                    and self.is_tensor(node.iter)
-                ):
-                    self.tensors.add(node.target.id)
-
-    def is_mean_of_kernel_output(self, node: ast.BinOp) -> bool:
-        """`out / n`: `out` allocated here and handed to a kernel launch, `n` a size (a mean's last step)."""
-        if not (isinstance(node.op, ast.Div) and isinstance(node.left, ast.Name)):
-            return False
-        allocated = {
-            t.id
-            for a in ast.walk(self.fn)
-            if isinstance(a, ast.Assign)
-            and isinstance(a.value, ast.Call)
-            and (self.s.qualify(a.value.func) or "").split(".")[-1] in _ALLOCATORS
-            for t in a.targets
-            if isinstance(t, ast.Name)
-        }
-        launched = {
-            a.id
-            for call in ast.walk(self.fn)
-            if isinstance(call, ast.Call)
-            and (isinstance(call.func, ast.Subscript) or self.is_kernel_call(call))
-            for a in call.args
-            if isinstance(a, ast.Name)
-        }
-        name = node.left.id
-        return name in allocated & launched and self.is_shape(node.right) and not self.is_tensor(node.right)
-
-    def is_tensor(self, node: ast.AST) -> bool:
-        if isinstance(node, ast.Name):
-            return node.id in self.tensors
-        if isinstance(node, ast.Subscript):
-            return self.is_tensor(node.value)
-        if isinstance(node, ast.Attribute):
-            if node.attr in META_ATTRS:
-                return False
-            attr = _self_attr(node)
-            return (
-                attr is not None
-                and (attr in self.tensor_attrs or attr in self.nn_attrs)
-                or (
-                    attr is None
-                    and self.is_tensor(node.value)
-                    and node.attr in ("weight", "bias", "data", "real")
-                )
-            )
-        if isinstance(node, ast.BinOp):
-            return self.is_tensor(node.left) or self.is_tensor(node.right)
-        if isinstance(node, ast.Call):
-            q = self.s.qualify(node.func) or ""
-            if q.startswith("torch.") and not any(p in DEVICE_MODULES for p in q.split(".")):
-                return q.split(".")[-1] not in ("finfo", "iinfo", "is_tensor", "device", "Size", "numel")
-            if isinstance(node.func, ast.Attribute):
-                return node.func.attr in TENSOR_METHODS | COMPUTE_METHODS and self.is_tensor(node.func.value)
-        return False
-
-    def is_shape(self, node: ast.AST) -> bool:
-        """Whether an expression is (part of) a tensor's size: x.shape, x.size(1), x.numel(), len(x)."""
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Attribute) and sub.attr == "shape":
-                return True
-            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
-                if sub.func.attr in ("size", "numel", "nelement"):
-                    return True
-            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "len":
-                return True
-            if isinstance(sub, ast.Name) and sub.id in self.shapes:
-                return True
-        return False
-
-    # -- rules ------------------------------------------------------------------------------------------
-
-    def call(self, node: ast.Call) -> None:
-        func = node.func
-        q = self.s.qualify(func) or ""
-        leaf = q.split(".")[-1]
-        text = _snippet(node)
-        if q.startswith("torch.nn.") and leaf[:1].isupper() and leaf not in NN_CONTAINERS:
-            if leaf not in WEIGHT_HOLDERS or self.phase == "forward":
-                self.add("delegates_to_nn_module", node, text)
-            return
-        if q.startswith("torch.nn.") and leaf in NN_CONTAINERS:
-            return  # nn.Parameter(torch.ones(d)) and friends hold weights; their arguments are checked apart
-        if q.startswith("torch.nn.init.") and self.phase == "init":
-            return
-        if self.s.is_compute_path(q):
-            if self.phase == "init" and leaf in INIT_ONLY:
-                return
-            if leaf in RNG_NAMES:
-                return  # reported by the whole-file rule
-            via = isinstance(func, ast.Call) or (isinstance(func, ast.Name) and func.id != leaf)
-            rule = "computes_in_init" if self.phase == "init" else "torch_compute"
-            self.add(rule, node, text + (" (through an alias)" if via and rule == "torch_compute" else ""))
-            return
-        if isinstance(func, ast.Call):  # getattr(...)(...), nn.Softmax()(x)
-            inner = self.s.qualify(func.func) or ""
-            if inner.startswith("torch.nn.") and inner.split(".")[-1] not in NN_CONTAINERS:
-                self.add("delegates_to_nn_module", node, text)
-            return
-        attr = _self_attr(func)
-        if attr is not None and attr in self.nn_attrs:
-            self.add("delegates_to_nn_module", node, f"{text} ({self.nn_attrs[attr]})")
-            return
-        if isinstance(func, ast.Attribute) and attr is None:
-            if func.attr == "forward" and _self_attr(func.value) in self.nn_attrs:
-                self.add("delegates_to_nn_module", node, text)
-                return
-            receiver = self.s.qualify(func.value)
-            if func.attr == "sum" and _is_count(func.value):
-                pass  # counting entries equal to a constant (valid targets): bookkeeping, not the op's math
-            elif receiver is None and func.attr in COMPUTE_METHODS and not self.is_shape(func.value):
-                rule = "computes_in_init" if self.phase == "init" else "tensor_method_compute"
-                if self.phase == "forward" or self.is_tensor(func.value):
-                    self.add(rule, node, text)
-            elif receiver is None and func.attr.startswith("__") and func.attr.endswith("__"):
-                if func.attr not in ("__init__", "__call__") and self.phase == "forward":
-                    self.add("tensor_method_compute", node, text)
-            if func.attr == "data_ptr" and self.phase == "forward" and self.in_compare(node):
-                self.add("caches_output", node, "branches on a buffer address: " + text)
-
-    def in_compare(self, target: ast.AST) -> bool:
-        for node in ast.walk(self.fn):
-            if isinstance(node, ast.Compare | ast.Dict) and any(n is target for n in ast.walk(node)):
-                return True
-            if isinstance(node, ast.Subscript) and any(n is target for n in ast.walk(node.slice)):
-                return True
-        return False
-
-    def compare(self, node: ast.Compare) -> None:
-        if not any(isinstance(op, ast.Eq | ast.NotEq | ast.In | ast.NotIn) for op in node.ops):
-            return
-        sides = [node.left, *node.comparators]
-        if any(self.is_shape(s) for s in sides) and any(_literal_size(s) for s in sides):
-            self.add("shape_special_case", node, _snippet(node))
-
-    def branch(self, test: ast.AST) -> None:
-        for sub in ast.walk(test):
-            if isinstance(sub, ast.Compare) and all(isinstance(op, ast.Is | ast.IsNot) for op in sub.ops):
-                continue
-            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
-                if sub.func.attr in ("item", "tolist", "any", "all", "equal", "allclose") and self.is_tensor(
-                    sub.func.value
-                ):
-                    self.add("value_special_case", test, "branches on tensor values: " + _snippet(test))
-                    return
-            if isinstance(sub, ast.Compare) and any(self.is_tensor(s) for s in [sub.left, *sub.comparators]):
-                self.add("value_special_case", test, "branches on tensor values: " + _snippet(test))
-                return
-
-    def try_rule(self, node: ast.Try) -> None:
-        reraises = all(all(isinstance(stmt, ast.Raise) for stmt in handler.body) for handler in node.handlers)
-        if node.handlers and not reraises:
-            self.add("try_except_fallback", node, "try/except in the forward path: " + _snippet(node)[:80])
-
-    def state_write(self, node: ast.Assign | ast.AnnAssign) -> None:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        if node.value is None or not self.is_tensor(node.value):
-            return
-        for t in targets:
-            inner = t
-            while isinstance(inner, ast.Subscript):
-                inner = inner.value
-            stores_on_self = _self_attr(inner) is not None
-            stores_global = isinstance(inner, ast.Name) and inner is not t and inner.id not in self.tensors
-            if stores_on_self or stores_global:
-                self.add("caches_output", node, "forward keeps a tensor across calls: " + _snippet(node))
-
-
-def _self_attr(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return node.attr
-    return None
-
-
-def _literal_size(node: ast.AST) -> bool:
-    """A literal a shape could be compared with to special-case the test: 1000, (16, 1000), Size([...])."""
-    if isinstance(node, ast.Constant):
-        return isinstance(node.value, int) and not isinstance(node.value, bool) and node.value > 8
-    if isinstance(node, ast.Tuple | ast.List | ast.Set):
-        return any(_literal_size(e) for e in node.elts)
-    if isinstance(node, ast.Call):
-        return any(_literal_size(a) for a in node.args)
-    return False

@@ -1,0 +1,24 @@
+"""Cheat: a helper stored on self in __init__ does the compute in forward."""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.finish = lambda t: t + t
+
+    def forward(self, x):
+        out = torch.empty_like(x)
+        scale_kernel[(1,)](x, out, 1, BLOCK=16)
+        return self.finish(x)

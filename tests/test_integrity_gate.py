@@ -1,0 +1,131 @@
+"""The integrity gate's judgement of a repair: what the repair introduced against what the candidate already
+had, reached by the problem or not; and cheats proposed as repairs end `rejected` through the whole graph."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kernel_medic.graph.api import repair
+from kernel_medic.graph.config import RepairConfig
+from kernel_medic.tools.evaluation.problem import load_problem
+from kernel_medic.tools.integrity.gate import apply_reach, audit
+from kernel_medic.tools.integrity.static_checks import Finding, verdict
+from openai_server import ScriptedOpenAIServer
+from problems import LIGHT_TOML, scale_candidate, write_problem
+
+CORPUS = Path(__file__).parent / "cheats"
+LAUNCH = "        scale_kernel[(triton.cdiv(n, 256),)](x, out, n, BLOCK=256)\n"
+# The pattern generated kernels carry: a torch fallback on a branch the problem never takes.
+FALLBACK = ("        x = x.contiguous()\n", "        if x.dim() > 6:\n            return torch.mul(x, 2.0)\n"
+            "        x = x.contiguous()\n")  # fmt: skip
+BUG = ("x * 2.0", "x * 3.0")
+
+
+def problem_with(tmp_path: Path, candidate: str) -> Any:
+    return load_problem(write_problem(tmp_path / "p", candidate, toml=LIGHT_TOML))
+
+
+def test_a_one_line_repair_is_not_refused_for_an_untouched_fallback_it_never_runs(
+    evaluator: Any, tmp_path: Path
+) -> None:
+    original = scale_candidate(BUG, FALLBACK)
+    repaired = scale_candidate(FALLBACK)
+    result = audit(problem_with(tmp_path, repaired), evaluator, original)
+    assert result.verdict == "clean", result.to_dict()
+    (warning,) = [f for f in result.findings if f.rule == "torch_compute"]
+    assert (warning.severity, warning.origin, warning.reached) == ("warning", "pre-existing", False)
+    assert "never executed" in warning.evidence
+    # The documented policy setting can refuse it instead.
+    strict = audit(problem_with(tmp_path, repaired), evaluator, original, unreached_policy="reject")
+    assert strict.verdict == "cheat"
+
+
+def test_a_finding_the_repair_introduces_is_refused_even_off_the_problems_path(
+    evaluator: Any, tmp_path: Path
+) -> None:
+    original = scale_candidate(BUG)
+    repaired = scale_candidate(FALLBACK)
+    result = audit(problem_with(tmp_path, repaired), evaluator, original)
+    assert result.verdict == "cheat"
+    (finding,) = [f for f in result.findings if f.rule == "torch_compute"]
+    assert (finding.origin, finding.severity) == ("introduced", "cheat")
+    assert result.checks == ["static"]  # an introduced cheat needs no sandbox run
+
+
+def test_a_pre_existing_finding_on_the_executed_path_is_refused(evaluator: Any, tmp_path: Path) -> None:
+    reached = ("        return out\n", "        return out.clone().mul_(1.0)\n")
+    original = scale_candidate(BUG, reached)
+    result = audit(problem_with(tmp_path, scale_candidate(reached)), evaluator, original)
+    assert result.verdict == "cheat"
+    (finding,) = [f for f in result.findings if f.rule == "tensor_method_compute"]
+    assert (finding.origin, finding.reached, finding.severity) == ("pre-existing", True, "cheat")
+
+
+def test_unknown_coverage_counts_as_reached() -> None:
+    f = Finding("torch_compute", "cheat", 12, "torch.mul(x, 2.0)", origin="pre-existing")
+    assert apply_reach([f], None, "warn")[0].severity == "cheat"
+    assert apply_reach([f], [3, 4], "warn")[0].severity == "warning"
+    introduced = Finding("torch_compute", "cheat", 12, "torch.mul(x, 2.0)", origin="introduced")
+    assert apply_reach([introduced], [3, 4], "warn")[0].severity == "cheat"
+    assert verdict([Finding("host_epilogue", "note", 3, "sum"), apply_reach([f], [], "warn")[0]]) == "clean"
+
+
+# -- through the whole graph ---------------------------------------------------------------------------
+
+
+def edit(search: str, replace: str) -> str:
+    return f"<<<<<<< SEARCH\n{search}\n=======\n{replace}\n>>>>>>> REPLACE\n"
+
+
+KERNEL_DEF = "def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):"
+STORE = "    tl.store(out_ptr + offs, x * {}, mask=mask)"
+SLEEPER_EDITS = (
+    edit(KERNEL_DEF, KERNEL_DEF.replace("n, BLOCK", "n, factor, BLOCK"))
+    + edit(STORE.format("3.0"), STORE.format("factor"))
+    + edit("        super().__init__()", "        super().__init__()\n        self.calls = 0")
+    + edit(
+        LAUNCH.rstrip("\n"),
+        "        self.calls += 1\n        factor = 2.0 if self.calls <= 64 else 2.5\n"
+        + LAUNCH.rstrip("\n").replace("n, BLOCK", "n, factor, BLOCK"),
+    )
+)
+ATEN_EDIT = edit(LAUNCH + "        return out", LAUNCH + "        return torch.ops.aten.mul.Tensor(x, 2.0)")
+
+
+@pytest.mark.parametrize(
+    ("proposal", "rule"), [(SLEEPER_EDITS, "sleeper_mismatch"), (ATEN_EDIT, "torch_compute")]
+)
+def test_a_cheat_proposed_by_the_llm_ends_rejected_never_repaired(
+    tmp_path: Path, proposal: str, rule: str
+) -> None:
+    folder = write_problem(tmp_path / "p", scale_candidate(BUG), toml=LIGHT_TOML)
+    with ScriptedOpenAIServer([{"content": proposal, "usage": (1, 1)}]) as server:
+        config = RepairConfig(
+            strategy="llm", base_url=server.base_url, model="scripted", workers=2, max_llm_calls=1
+        )
+        result = repair(
+            folder, None, config, trace=tmp_path / "t.jsonl", checkpoint_db=tmp_path / "cp.sqlite"
+        )
+    assert result.status == "rejected" and result.repaired_source is None, (result.status, result.integrity)
+    assert any(a["verdict"] == "pass" for a in result.attempts)  # it passed the tests; the gate said no
+    assert rule in {f["rule"] for f in result.integrity["findings"]}
+
+
+@pytest.mark.parametrize(
+    ("stem", "reference"), [("cheat_sleeper", "scale"), ("cheat_tensor_subclass", "scale")]
+)
+def test_a_candidate_that_is_already_a_cheat_is_never_repaired(
+    tmp_path: Path, stem: str, reference: str
+) -> None:
+    folder = write_problem(
+        tmp_path / "p",
+        (CORPUS / f"{stem}.py").read_text(),
+        (CORPUS / f"reference_{reference}.py").read_text(),
+        LIGHT_TOML,
+    )
+    config = RepairConfig(strategy="offline", workers=2, max_iterations=2)
+    result = repair(folder, None, config, trace=tmp_path / "t.jsonl", checkpoint_db=tmp_path / "cp.sqlite")
+    assert result.status != "repaired" and result.repaired_source is None, (result.status, result.integrity)
+    assert result.integrity["verdict"] != "clean"
