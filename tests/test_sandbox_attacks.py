@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import platform
 import socket
 import stat
 import tempfile
@@ -262,6 +263,31 @@ result = reached
 """
     out = run(pool, source)
     assert out.status == "ok" and out.result == {"result": []}, out
+    assert_still_serves(pool)
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the seccomp filter is written for x86_64")
+def test_seccomp_refuses_new_namespaces_ptrace_and_io_uring(pool: WorkerPool) -> None:
+    source = """
+import ctypes, os, subprocess, threading
+libc = ctypes.CDLL(None, use_errno=True)
+calls = {
+    'unshare': lambda: libc.unshare(0x10000000),  # a user namespace: root inside, new kernel surface
+    'ptrace': lambda: libc.ptrace(16, os.getppid(), 0, 0),  # PTRACE_ATTACH to the worker
+    'io_uring_setup': lambda: libc.syscall(425, 8, 0),
+    'mount': lambda: libc.mount(b'none', b'/tmp', b'tmpfs', 0, None),
+}
+refused = {}
+for name, call in calls.items():
+    refused[name] = call() == -1 and ctypes.get_errno() == 1
+threading.Thread(target=print).start()  # threads, fork and exec still work
+result = [refused, subprocess.run(['/bin/echo', 'ok'], capture_output=True, text=True).stdout.strip()]
+"""
+    out = run(pool, source)
+    assert out.status == "ok", out
+    refused, echoed = out.result["result"]
+    assert refused == {"unshare": True, "ptrace": True, "io_uring_setup": True, "mount": True}
+    assert echoed == "ok"
     assert_still_serves(pool)
 
 

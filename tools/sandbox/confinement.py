@@ -47,6 +47,53 @@ _DEVICE_NODES = {
 }
 
 
+# seccomp (x86_64 only; elsewhere none): calls a job has no use for that widen the kernel's attack surface or
+# reach outside the namespaces — new namespaces and mounts, ptrace and cross-process memory, keyrings, BPF,
+# perf, userfaultfd, io_uring, module loading. clone3 answers ENOSYS so the C library falls back to clone,
+# whose flags (unlike clone3's) the filter can read: clone with a namespace flag is refused too.
+_AUDIT_ARCH_X86_64 = 0xC000003E
+_SECCOMP_DENY_X86_64 = (
+    272, 308, 165, 166, 155, 161, 101, 310, 311, 250, 248, 249, 321, 298, 323, 246, 320, 175, 313, 176,
+    303, 304, 163, 167, 168, 169, 425, 426, 427, 428, 429, 430, 431, 432, 442,
+)  # unshare setns mount umount2 pivot_root chroot ptrace process_vm_readv/writev keyctl add_key
+#   request_key bpf perf_event_open userfaultfd kexec_load kexec_file_load init/finit/delete_module
+#   name_to_handle_at open_by_handle_at acct swapon swapoff reboot io_uring_* open_tree move_mount fsopen
+#   fsconfig fsmount mount_setattr
+_CLONE_X86_64, _CLONE3_X86_64 = 56, 435
+_CLONE_NAMESPACES = 0x7E020000  # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
+
+
+def seccomp_program() -> bytes | None:
+    """A classic-BPF seccomp filter for ``bwrap --seccomp``; None where the machine is not x86_64."""
+    import platform
+    import struct
+
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return None
+    ld_w_abs, jeq_k, jge_k, jset_k, ret_k = 0x20, 0x15, 0x35, 0x45, 0x06
+    allow, errno_ = 0x7FFF0000, 0x00050000
+    eperm, enosys = errno_ | 1, errno_ | 38
+    prog: list[tuple[int, int, int, int]] = [
+        (ld_w_abs, 0, 0, 4),  # arch: i386 calls (int 0x80) would dodge the numbers below
+        (jeq_k, 1, 0, _AUDIT_ARCH_X86_64),
+        (ret_k, 0, 0, eperm),
+        (ld_w_abs, 0, 0, 0),  # syscall number; x32 numbers (bit 30 set) likewise
+        (jge_k, 0, 1, 0x40000000),
+        (ret_k, 0, 0, eperm),
+    ]
+    for nr in _SECCOMP_DENY_X86_64:
+        prog += [(jeq_k, 0, 1, nr), (ret_k, 0, 0, eperm)]
+    prog += [(jeq_k, 0, 1, _CLONE3_X86_64), (ret_k, 0, 0, enosys)]
+    prog += [
+        (jeq_k, 0, 3, _CLONE_X86_64),
+        (ld_w_abs, 0, 0, 16),  # clone's flags (low 32 bits of the first argument)
+        (jset_k, 0, 1, _CLONE_NAMESPACES),
+        (ret_k, 0, 0, eperm),
+        (ret_k, 0, 0, allow),
+    ]
+    return b"".join(struct.pack("<HBBI", *ins) for ins in prog)
+
+
 class SandboxUnavailable(RuntimeError):
     """The configured sandbox cannot be set up on this machine (one line, for an exit-2 message)."""
 
@@ -151,9 +198,12 @@ def bwrap_command(
     device: str,
     network: bool,
     tmpfs_bytes: int,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
     """The bubblewrap command line in front of the worker's own ``python -I -m ...``."""
     cmd = [bwrap, "--die-with-parent", "--new-session", "--unshare-ipc", "--unshare-pid", "--unshare-uts"]
+    if seccomp_fd is not None:
+        cmd += ["--seccomp", str(seccomp_fd)]
     cmd += ["--unshare-cgroup-try"]
     if not network:
         cmd.append("--unshare-net")

@@ -207,9 +207,16 @@ class _Worker:
     def spawn(self) -> None:
         python = [sys.executable, "-I", "-m", "kernel_medic.tools.sandbox.worker"]
         python += ["--device", self.device, "--slot", str(self.slot)]
+        pass_fds: tuple[int, ...] = ()
         if self.bwrap is not None:
             self._prepare_slot()
             env = confinement.worker_environment(get_backend(self.device).worker_env(), "bwrap", "/tmp")
+            program = confinement.seccomp_program()
+            if program is not None:  # bwrap reads the filter from this descriptor before it starts the worker
+                seccomp_fd = os.memfd_create("kmedic-seccomp", 0)
+                os.write(seccomp_fd, program)
+                os.lseek(seccomp_fd, 0, os.SEEK_SET)
+                pass_fds = (seccomp_fd,)
             cmd = confinement.bwrap_command(
                 self.bwrap,
                 slot_dir=self.slot_dir,
@@ -217,21 +224,27 @@ class _Worker:
                 device=self.device,
                 network=self.limits.network,
                 tmpfs_bytes=self.limits.file_size_mb * 2**20,
+                seccomp_fd=pass_fds[0] if pass_fds else None,
             )
             cmd += [*python, "--jobs-dir", confinement.JOB_MOUNT, "--confined"]
             cmd += ["--drop-uid", str(self.uid)] if self.uid is not None else []
         else:
             env = confinement.worker_environment(get_backend(self.device).worker_env(), "weak", self.jobs_dir)
             cmd = [*python, "--jobs-dir", self.jobs_dir]
-        with open(self.log_path, "wb") as log_file:
-            self.proc = subprocess.Popen(
-                cmd,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=log_file,
-                env=env,
-                start_new_session=True,
-            )
+        try:
+            with open(self.log_path, "wb") as log_file:
+                self.proc = subprocess.Popen(
+                    cmd,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=log_file,
+                    env=env,
+                    start_new_session=True,
+                    pass_fds=pass_fds,
+                )
+        finally:
+            for fd in pass_fds:
+                os.close(fd)
         self.ready = False
         self._buffer = b""
 
