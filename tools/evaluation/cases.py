@@ -216,17 +216,20 @@ def _odd_below(value: int, rank: int) -> int:
 
 
 def automatic_shape_overrides(constants: Mapping[str, int]) -> list[dict[str, int]]:
-    """Shape variants that are not multiples of any block size 16..4096 and never larger than the original.
+    """Shape variants that are not multiples of any block size 16..4096: all sizes a little smaller, the last
+    one alone a little smaller, and the last one alone about twice as large (a kernel that covers only one
+    block or tile of a row, or restarts at each block, is right at the problem's size and wrong past it).
 
     Constants below 8 are left alone: they are usually axes, kernel sizes or channel counts.
     """
     changeable = [name for name, value in constants.items() if value >= _SMALLEST_CHANGED]
     if not changeable:
         return []
+    last = changeable[-1]
     variants = [{name: _odd_below(constants[name], 0) for name in changeable}]
     if len(changeable) >= 2:
-        last = changeable[-1]
         variants.append({last: _odd_below(constants[last], 1)})
+    variants.append({last: 2 * constants[last] + 1})
     unique: list[dict[str, int]] = []
     for variant in variants:
         if variant not in unique:
