@@ -375,3 +375,63 @@ def test_out_of_bounds_write_is_seen_even_when_the_candidate_forges_its_pads(
     assert report.verdict == "mismatch", report.symptoms
     assert any(r.startswith("out_of_bounds_write") for r in report.cases[0].relationships), report.cases[0]
     assert report.score < 1.0
+
+
+AXPY_REFERENCE = """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x, y, idx):
+        return x * 3.0 + y.float()[idx]
+
+
+def get_inputs():
+    return [torch.randn(3, 500), torch.randn(3, 500).half(), torch.arange(3)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+AXPY_CANDIDATE = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def axpy_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask).to(tl.float32)
+    tl.store(out_ptr + offs, x * 3.0 + y, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, y, idx):
+        x = x.contiguous()
+        y = y[idx].contiguous()
+        out = torch.empty_like(x)
+        n = x.numel()
+        axpy_kernel[(triton.cdiv(n, 256),)](x, y, out, n, BLOCK=256)
+        return out
+"""
+
+
+def test_several_inputs_of_several_dtypes_sit_in_their_own_arena_slots(
+    evaluator: object, tmp_path: Path
+) -> None:
+    # Three inputs (float32, float16, int64), non-contiguous variants and a repeated run: each input is read
+    # back from its own place in the evidence file, and a correct kernel passes clean.
+    from kernel_medic.tools.evaluation.problem import load_problem
+    from problems import write_problem
+
+    folder = write_problem(tmp_path, AXPY_CANDIDATE, AXPY_REFERENCE)
+    report = evaluator.evaluate(load_problem(folder), tier="full")  # type: ignore[attr-defined]
+    assert report.verdict == "pass", (report.symptoms, [(c.name, c.relationships) for c in report.cases])
+    flagged = [r for c in report.cases for r in c.relationships if r.startswith(("out_of_bounds", "input"))]
+    assert flagged == []
