@@ -8,7 +8,7 @@ from difflib import SequenceMatcher
 
 import pytest
 from kernel_medic.tools.repair.rules import formula as formula_rules
-from kernel_medic.tools.repair.rules.core import Rewrite, RuleContext
+from kernel_medic.tools.repair.rules.base import Rewrite, RuleContext
 from kernel_medic.tools.repair.rules.registry import RULES, propose
 
 HEADER = "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n\n\n"

@@ -10,8 +10,8 @@ from difflib import SequenceMatcher
 
 import pytest
 import torch.nn.functional as F
-from kernel_medic.tools.repair.rules import geometry as geometry_rules
-from kernel_medic.tools.repair.rules.core import Rewrite, RuleContext
+from kernel_medic.tools.repair.rules import conv_layout, conv_sizes, conv_windows
+from kernel_medic.tools.repair.rules.base import Rewrite, RuleContext
 from kernel_medic.tools.repair.rules.registry import RULES, propose
 
 HEADER = "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n\n\n"
@@ -486,7 +486,7 @@ APPLIES = {
 
 
 def test_every_geometry_rule_has_a_kernel_it_applies_to() -> None:
-    ids = [rule.id for rule in geometry_rules.RULES]
+    ids = [rule.id for family in (conv_sizes, conv_windows, conv_layout) for rule in family.RULES]
     assert sorted(ids) == sorted(APPLIES)
     for rule_id in ids:
         assert RULES[rule_id].apply is not None

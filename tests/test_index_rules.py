@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 from kernel_medic.tools.repair.rules import index as index_rules
-from kernel_medic.tools.repair.rules.core import RuleContext
+from kernel_medic.tools.repair.rules.base import RuleContext
 from kernel_medic.tools.repair.rules.registry import propose
 
 HEADER = "import torch\nimport triton\nimport triton.language as tl\n\n\n"

@@ -5,7 +5,7 @@ from difflib import SequenceMatcher
 
 import pytest
 from kernel_medic.tools.repair.mutations import MUTATIONS, kernel_lines, mutate
-from kernel_medic.tools.repair.rules.core import RuleContext
+from kernel_medic.tools.repair.rules.base import RuleContext
 
 HEADER = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
 

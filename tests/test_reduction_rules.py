@@ -6,8 +6,9 @@ import difflib
 import textwrap
 
 import pytest
+from kernel_medic.tools.repair.rules import normalisation
 from kernel_medic.tools.repair.rules import reduction as reduction_rules
-from kernel_medic.tools.repair.rules.core import RuleContext
+from kernel_medic.tools.repair.rules.base import RuleContext
 from kernel_medic.tools.repair.rules.registry import propose
 
 HEADER = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
@@ -543,7 +544,11 @@ def test_drop_divisor_stays_silent_where_the_reference_averages() -> None:
 # ---------------------------------------------------------------- every rule
 
 
-@pytest.mark.parametrize("rule", [r.id for r in reduction_rules.RULES])
+# Reduction rules that belong to the normalisation family.
+DIVISORS = (normalisation.variance_divisor, normalisation.drop_divisor)
+
+
+@pytest.mark.parametrize("rule", [r.id for r in (*reduction_rules.RULES, *DIVISORS)])
 def test_every_reduction_rule_has_a_kernel_it_applies_to(rule: str) -> None:
     examples = [LSE_INLINE, LSE_SPLIT, LSE_LOOP, CUMMAX, ARGMAX, PRODUCT, ATTENTION, ROW_NORM, LP_POOL]
     contexts = [LAYER_NORM_REF, LP_REF]

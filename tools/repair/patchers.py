@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from kernel_medic.tools.repair.edits import EditError, apply_search_replace, parse_search_replace
 from kernel_medic.tools.repair.llm import LLMError, LLMReply, render_prompt
 from kernel_medic.tools.repair.mutations import MUTATIONS
-from kernel_medic.tools.repair.rules.core import Rewrite, RuleContext
+from kernel_medic.tools.repair.rules.base import Rewrite, RuleContext
 from kernel_medic.tools.repair.rules.registry import RULES
 from kernel_medic.tools.repair.search import (
     EvaluateFn,

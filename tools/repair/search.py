@@ -17,7 +17,7 @@ from typing import Any
 
 from kernel_medic.tools.repair.edits import diff_stats
 from kernel_medic.tools.repair.mutations import mutate
-from kernel_medic.tools.repair.rules.core import Rewrite, RuleContext
+from kernel_medic.tools.repair.rules.base import Rewrite, RuleContext
 from kernel_medic.tools.repair.rules.registry import propose
 from kernel_medic.tools.trace import source_hash
 

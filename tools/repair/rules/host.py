@@ -7,28 +7,69 @@ What the reference means (its reduction mode, ignore_index, output dtype) comes 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import libcst as cst
 import libcst.matchers as m
-from kernel_medic.tools.repair.rules.core import (
-    _ALLOCATORS,
-    Rewrite,
-    Rule,
+from kernel_medic.tools.repair.rules.base import (
+    Edit,
     RuleContext,
+    Tree,
     _arg,
     _calls,
     _dotted,
     _expr,
-    _forward,
     _kernels,
     _launches,
     _names,
     _params,
     _render,
-    _rewrite,
     _tensor_params,
-    _tree,
+    _with_kwarg,
+    rule,
+    rules_of,
 )
+
+# ---------------------------------------------------------------- wrapper (host side)
+
+_ALLOCATORS = ("torch.empty", "torch.zeros", "torch.ones", "torch.full", "torch.empty_strided")
+_LIKE = ("torch.empty_like", "torch.zeros_like", "torch.ones_like", "torch.full_like")
+
+
+def _without_arg(call: cst.Call, arg: cst.Arg) -> cst.Call:
+    args = [a for a in call.args if a is not arg]
+    if args and call.args[-1] is arg:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(args=args)
+
+
+@rule(
+    "output_dtype",
+    title="output allocated in the input's dtype",
+    bug_class="wrapper",
+    symptoms=("dtype_mismatch",),
+    per="forward",
+)
+def output_dtype(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """The output is allocated in the input's dtype, not a hard-coded one."""
+    tensors = _tensor_params(fn)
+    if not tensors:
+        return
+    x = tensors[0]
+    for call in _calls(fn.body, *_ALLOCATORS, *_LIKE):
+        dtype = _arg(call, "dtype", 99)
+        like = _dotted(call.func) in _LIKE
+        if dtype is not None and (_dotted(dtype.value) or "").startswith("torch."):
+            if like:
+                new, what = tree.replace(call, _without_arg(call, dtype)), "drop the hard-coded dtype"
+            else:
+                new, what = tree.replace(dtype.value, _expr(f"{x}.dtype")), f"dtype={x}.dtype"
+        elif dtype is None and not like:
+            new, what = tree.replace(call, _with_kwarg(call, "dtype", f"{x}.dtype")), f"add dtype={x}.dtype"
+        else:
+            continue
+        yield Edit(new, tree.line(call), f"ModelNew.forward: {what}")
+
 
 _TORCH_DTYPES = {
     "float32": "torch.float32",
@@ -42,14 +83,18 @@ _TORCH_DTYPES = {
 _DTYPE_ALIASES = {"torch.long": "torch.int64", "torch.int": "torch.int32", "torch.float": "torch.float32"}
 
 
-def _expected_output_dtype(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+@rule(
+    "expected_output_dtype",
+    title="the output is allocated in the dtype the reference returns",
+    bug_class="wrapper",
+    symptoms=("dtype", "dtype_mismatch", "everywhere"),
+    per="forward",
+)
+def expected_output_dtype(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """The output is allocated (or cast) in a hard-coded dtype other than the one the reference returns."""
     wanted = _TORCH_DTYPES.get(context.output_dtype) if context is not None else None
-    tree = _tree(source)
-    fn = _forward(tree.module) if tree is not None else None
-    if wanted is None or tree is None or fn is None:
-        return []
-    out: list[Rewrite] = []
+    if wanted is None:
+        return
     sites = [a.value for call in _calls(fn.body, *_ALLOCATORS) if (a := _arg(call, "dtype", 99)) is not None]
     for call in m.findall(fn.body, m.Call(func=m.Attribute(attr=m.Name("to")))):
         assert isinstance(call, cst.Call)
@@ -59,10 +104,7 @@ def _expected_output_dtype(source: str, context: RuleContext | None = None) -> l
         if not current.startswith("torch.") or _DTYPE_ALIASES.get(current, current) == wanted:
             continue
         what = f"ModelNew.forward: output dtype {wanted}, as the reference returns"
-        out.append(
-            _rewrite("expected_output_dtype", tree.replace(site, _expr(wanted)), tree.line(site), what)
-        )
-    return out
+        yield tree.edit(site, _expr(wanted), what)
 
 
 # ---------------------------------------------------------------- loss reductions
@@ -90,19 +132,21 @@ def _label_param(params: list[str]) -> str | None:
     return None
 
 
-def _loss_reduction(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+@rule(
+    "loss_reduction",
+    title="a loss reduces as the reference does: sum, mean, or mean over non-ignored targets",
+    bug_class="operator_misread",
+    symptoms=("everywhere", "constant_ratio", "scalar"),
+    per="forward",
+)
+def loss_reduction(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """The final reduction of a loss follows the reference's mode: sum, mean over all, or over non-ignored."""
     if context is None or "loss" not in context.reference_source.lower():
-        return []
-    tree = _tree(source)
-    fn = _forward(tree.module) if tree is not None else None
-    if tree is None or fn is None:
-        return []
+        return
     tensors = _tensor_params(fn)
     mode = _reduction_mode(context.reference_source)
     ignore = _ignore_index(context)
     label = _label_param(tensors)
-    out: list[Rewrite] = []
     for ret in m.findall(fn.body, m.Return()):
         assert isinstance(ret, cst.Return)
         value = ret.value
@@ -124,8 +168,7 @@ def _loss_reduction(source: str, context: RuleContext | None = None) -> list[Rew
             if form.replace(" ", "") == current or (divisor is None and form == total):
                 continue
             what = f"ModelNew.forward: return {form} ({mode} reduction)"
-            out.append(_rewrite("loss_reduction", tree.replace(value, _expr(form)), tree.line(ret), what))
-    return out
+            yield Edit(tree.replace(value, _expr(form)), tree.line(ret), what)
 
 
 def _sum_and_divisor(value: cst.BaseExpression) -> tuple[str | None, str | None]:
@@ -144,12 +187,15 @@ def _sum_and_divisor(value: cst.BaseExpression) -> tuple[str | None, str | None]
 # ---------------------------------------------------------------- launch sizes
 
 
-def _block_uncapped(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+@rule(
+    "block_uncapped",
+    title="a single-block row kernel's block covers the whole row",
+    bug_class="grid_coverage",
+    symptoms=("shape", "columns", "trailing", "untouched_region", "rows"),
+    per="module",
+)
+def block_uncapped(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     """`min(next_power_of_2(n), CAP)` with no loop over the rest: the block must cover the whole row."""
-    tree = _tree(source)
-    if tree is None:
-        return []
-    out: list[Rewrite] = []
     for call in _calls(tree.module, "min"):
         pow2 = [
             a.value
@@ -159,16 +205,18 @@ def _block_uncapped(source: str, context: RuleContext | None = None) -> list[Rew
         if len(call.args) != 2 or len(pow2) != 1:
             continue
         what = f"block covers the whole row: {_render(pow2[0])}"
-        out.append(_rewrite("block_uncapped", tree.replace(call, pow2[0]), tree.line(call), what))
-    return out
+        yield tree.edit(call, pow2[0], what)
 
 
-def _rows_from_numel(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+@rule(
+    "rows_from_numel",
+    title="rows of an N-d input counted as numel // row length",
+    bug_class="wrapper",
+    symptoms=("shape", "untouched_region", "zero_region", "garbage_region", "leading"),
+    per="forward",
+)
+def rows_from_numel(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """`n_rows = x.shape[0]` of an input with more than two dims: rows are numel // row length."""
-    tree = _tree(source)
-    fn = _forward(tree.module) if tree is not None else None
-    if tree is None or fn is None:
-        return []
     lengths: dict[str, str] = {}
     for node in m.findall(fn.body, m.Assign()):
         assert isinstance(node, cst.Assign)
@@ -177,7 +225,6 @@ def _rows_from_numel(source: str, context: RuleContext | None = None) -> list[Re
             found = re.fullmatch(r"(\w+)\.(?:shape\[-1\]|size\(-1\))", text)
             if found:
                 lengths[found.group(1)] = node.targets[0].target.value
-    out: list[Rewrite] = []
     for node in m.findall(fn.body, m.Assign()):
         assert isinstance(node, cst.Assign)
         text = _render(node.value).replace(" ", "")
@@ -187,17 +234,18 @@ def _rows_from_numel(source: str, context: RuleContext | None = None) -> list[Re
         x = found.group(1)
         new = _expr(f"{x}.numel() // {lengths[x]}")
         what = f"ModelNew.forward: every row of {x}, {x}.numel() // {lengths[x]}"
-        out.append(_rewrite("rows_from_numel", tree.replace(node.value, new), tree.line(node), what))
-    return out
+        yield Edit(tree.replace(node.value, new), tree.line(node), what)
 
 
-def _shape_in_scale(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+@rule(
+    "shape_in_scale",
+    title="a scale computed from the right dimension",
+    bug_class="operator_misread",
+    symptoms=("everywhere", "constant_ratio", "shape"),
+    per="forward",
+)
+def shape_in_scale(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """A scale such as `1 / sqrt(d)` read from the wrong dimension of the input's shape."""
-    tree = _tree(source)
-    fn = _forward(tree.module) if tree is not None else None
-    if tree is None or fn is None:
-        return []
-    out: list[Rewrite] = []
     roots = _calls(fn.body, "math.sqrt", "torch.sqrt", "sqrt", "math.rsqrt")
     roots += [
         p
@@ -213,16 +261,18 @@ def _shape_in_scale(source: str, context: RuleContext | None = None) -> list[Rew
                     continue
                 new = sub.with_changes(slice=[cst.SubscriptElement(cst.Index(_expr(other)))])
                 what = f"ModelNew.forward: scale from {_render(sub.value)}[{other}], not [{index}]"
-                out.append(_rewrite("shape_in_scale", tree.replace(sub, new), tree.line(sub), what))
-    return out
+                yield tree.edit(sub, new, what)
 
 
-def _zero_accumulated_output(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+@rule(
+    "zero_accumulated_output",
+    title="a buffer accumulated with atomics is allocated with zeros",
+    bug_class="wrapper",
+    symptoms=("everywhere", "nan", "garbage_region", "scalar"),
+    per="forward",
+)
+def zero_accumulated_output(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """A buffer the kernel accumulates into with atomics must start at zero, not as `torch.empty` garbage."""
-    tree = _tree(source)
-    fn = _forward(tree.module) if tree is not None else None
-    if tree is None or fn is None:
-        return []
     kernels = {k.name.value: k for k in _kernels(tree.module)}
     accumulated: set[str] = set()
     for call in _launches(tree.module):
@@ -241,7 +291,6 @@ def _zero_accumulated_output(source: str, context: RuleContext | None = None) ->
         for param, arg in zip(params, positional, strict=False):
             if param in targets and isinstance(arg.value, cst.Name):
                 accumulated.add(arg.value.value)
-    out: list[Rewrite] = []
     for node in m.findall(fn.body, m.Assign()):
         assert isinstance(node, cst.Assign)
         names = set().union(*(_names(t.target) for t in node.targets))
@@ -256,17 +305,19 @@ def _zero_accumulated_output(source: str, context: RuleContext | None = None) ->
         what = (
             f"ModelNew.forward: {', '.join(sorted(names))} accumulated with atomics starts at zero ({zeros})"
         )
-        out.append(_rewrite("zero_accumulated_output", new, tree.line(node), what))
-    return out
+        yield Edit(new, tree.line(node), what)
 
 
-def _grid_block_pair(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+@rule(
+    "grid_block_pair",
+    title="each grid axis is the cdiv of the size its block tiles",
+    bug_class="grid_coverage",
+    symptoms=("shape", "untouched_region", "zero_region", "garbage_region", "columns", "rows"),
+    per="module",
+)
+def grid_block_pair(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     """`cdiv(M, BLOCK_N)` in a launch grid: the axis tiled by BLOCK_N has N elements."""
-    tree = _tree(source)
-    if tree is None:
-        return []
     scope = {n.value for n in m.findall(tree.module, m.Name()) if isinstance(n, cst.Name)}
-    out: list[Rewrite] = []
     for cdiv in _calls(tree.module, "triton.cdiv", "cdiv"):
         if len(cdiv.args) != 2 or not isinstance(cdiv.args[0].value, cst.Name):
             continue
@@ -280,18 +331,19 @@ def _grid_block_pair(source: str, context: RuleContext | None = None) -> list[Re
                 new = tree.replace(size, cst.Name(wanted))
                 block = _render(cdiv.args[1].value).strip()
                 what = f"grid: the axis tiled by {block} has {wanted} elements, not {size.value}"
-                out.append(_rewrite("grid_block_pair", new, tree.line(cdiv), what))
+                yield Edit(new, tree.line(cdiv), what)
                 break
-    return out
 
 
-def _reciprocal_scale(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+@rule(
+    "reciprocal_scale",
+    title="a multiplicative scale is the reciprocal of the reference's divisor",
+    bug_class="operator_misread",
+    symptoms=("everywhere", "constant_ratio", "rows"),
+    per="forward",
+)
+def reciprocal_scale(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """A scale applied by multiplication is the reciprocal of a divisor (softmax(x / T), 1 / sqrt(d))."""
-    tree = _tree(source)
-    fn = _forward(tree.module) if tree is not None else None
-    if tree is None or fn is None:
-        return []
-    out: list[Rewrite] = []
     for node in m.findall(fn.body, m.Assign()):
         assert isinstance(node, cst.Assign)
         names = set().union(*(_names(t.target) for t in node.targets))
@@ -308,65 +360,7 @@ def _reciprocal_scale(source: str, context: RuleContext | None = None) -> list[R
             divisor = _render(value) if isinstance(value, cst.Name | cst.Attribute) else f"({_render(value)})"
             new_value = _expr(f"1.0 / {divisor}")
         what = f"ModelNew.forward: scale {_render(new_value)}"
-        out.append(_rewrite("reciprocal_scale", tree.replace(value, new_value), tree.line(node), what))
-    return out
+        yield Edit(tree.replace(value, new_value), tree.line(node), what)
 
 
-RULES: tuple[Rule, ...] = (
-    Rule(
-        "zero_accumulated_output",
-        "a buffer accumulated with atomics is allocated with zeros",
-        "wrapper",
-        ("everywhere", "nan", "garbage_region", "scalar"),
-        _zero_accumulated_output,
-    ),
-    Rule(
-        "grid_block_pair",
-        "each grid axis is the cdiv of the size its block tiles",
-        "grid_coverage",
-        ("shape", "untouched_region", "zero_region", "garbage_region", "columns", "rows"),
-        _grid_block_pair,
-    ),
-    Rule(
-        "reciprocal_scale",
-        "a multiplicative scale is the reciprocal of the reference's divisor",
-        "operator_misread",
-        ("everywhere", "constant_ratio", "rows"),
-        _reciprocal_scale,
-    ),
-    Rule(
-        "expected_output_dtype",
-        "the output is allocated in the dtype the reference returns",
-        "wrapper",
-        ("dtype", "dtype_mismatch", "everywhere"),
-        _expected_output_dtype,
-    ),
-    Rule(
-        "loss_reduction",
-        "a loss reduces as the reference does: sum, mean, or mean over non-ignored targets",
-        "operator_misread",
-        ("everywhere", "constant_ratio", "scalar"),
-        _loss_reduction,
-    ),
-    Rule(
-        "block_uncapped",
-        "a single-block row kernel's block covers the whole row",
-        "grid_coverage",
-        ("shape", "columns", "trailing", "untouched_region", "rows"),
-        _block_uncapped,
-    ),
-    Rule(
-        "rows_from_numel",
-        "rows of an N-d input counted as numel // row length",
-        "wrapper",
-        ("shape", "untouched_region", "zero_region", "garbage_region", "leading"),
-        _rows_from_numel,
-    ),
-    Rule(
-        "shape_in_scale",
-        "a scale computed from the right dimension",
-        "operator_misread",
-        ("everywhere", "constant_ratio", "shape"),
-        _shape_in_scale,
-    ),
-)
+RULES = rules_of(__name__)

@@ -9,14 +9,14 @@ reference source and stay silent when the kernel already agrees with it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 import libcst.matchers as m
-from kernel_medic.tools.repair.rules.core import (
-    Rewrite,
-    Rule,
+from kernel_medic.tools.repair.rules.base import (
+    Edit,
     RuleContext,
+    Tree,
     _arg,
     _assignments,
     _calls,
@@ -24,15 +24,12 @@ from kernel_medic.tools.repair.rules.core import (
     _dotted,
     _expr,
     _is_number,
-    _kernels,
     _names,
     _params,
     _render,
-    _rewrite,
-    _squares,
-    _Tree,
-    _tree,
     _values_of,
+    rule,
+    rules_of,
 )
 
 _Build = Callable[[cst.CSTNode], cst.CSTNode]
@@ -69,7 +66,7 @@ class _Edit(cst.CSTTransformer):
 
 
 def _edit(
-    tree: _Tree,
+    tree: Tree,
     rebuild: dict[cst.CSTNode, _Build],
     before: dict[cst.CSTNode, list[str]] | None = None,
     after: dict[cst.CSTNode, list[str]] | None = None,
@@ -78,7 +75,7 @@ def _edit(
     return tree.module.visit(_Edit(rebuild, before, after, drop))  # type: ignore[return-value]
 
 
-def _statement(tree: _Tree, node: cst.CSTNode) -> cst.CSTNode | None:
+def _statement(tree: Tree, node: cst.CSTNode) -> cst.CSTNode | None:
     """The statement of a block (loop body, function body) that holds `node`."""
     stmt: cst.CSTNode | None = node
     while stmt is not None and not isinstance(tree.parent(stmt), cst.IndentedBlock | cst.Module):
@@ -86,7 +83,7 @@ def _statement(tree: _Tree, node: cst.CSTNode) -> cst.CSTNode | None:
     return stmt
 
 
-def _ancestors(tree: _Tree, node: cst.CSTNode) -> list[cst.CSTNode]:
+def _ancestors(tree: Tree, node: cst.CSTNode) -> list[cst.CSTNode]:
     out, parent = [], tree.parent(node)
     while parent is not None:
         out.append(parent)
@@ -107,7 +104,7 @@ def _wrapped(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
-def _needs_parens(tree: _Tree, node: cst.CSTNode) -> bool:
+def _needs_parens(tree: Tree, node: cst.CSTNode) -> bool:
     return isinstance(
         tree.parent(node),
         cst.BinaryOperation | cst.UnaryOperation | cst.Attribute | cst.Subscript | cst.Comparison,
@@ -218,62 +215,62 @@ def _expansion(fn: cst.FunctionDef, x: cst.BaseExpression, axis: cst.Arg | None)
     return "[:, None]"
 
 
-def _logsumexp_shift(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+@rule(
+    "logsumexp_shift",
+    title="log(sum(exp(x))) subtracts the max first and adds it back after the log",
+    bug_class="numerical_stability",
+    symptoms=("x100", "grows_with_magnitude", "inf", "nan", "rows", "scattered", "heavy_tailed"),
+)
+def logsumexp_shift(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """log(sum(exp(x))) overflows once x passes ~88: compute max(x) + log(sum(exp(x - max(x))))."""
-    tree = _tree(source)
-    if tree is None:
-        return []
-    out: list[Rewrite] = []
-    for fn in _kernels(tree.module):
-        values = _values_of(fn)
-        for log in _calls(fn.body, *set(_EXP_LOG.values())):
-            if not log.args:
-                continue
-            arg = log.args[0].value
-            found = _sum_of_exp(arg, values)
-            if found is None and isinstance(arg, cst.Name) and len(values.get(arg.value, [])) == 1:
-                found = _sum_of_exp(values[arg.value][0], values)
-            if found is None:
-                # The running form: `s += tl.sum(tl.exp(x))` in a loop, then `tl.log(s)` after it.
-                if isinstance(arg, cst.Name):
-                    rw = _online_logsumexp(tree, fn, log, arg.value)
-                    if rw is not None:
-                        out.append(rw)
-                continue
-            total, exp, exp_name = found
-            if _EXP_LOG[exp_name] != _dotted(log.func):
-                continue
-            x = exp.args[0].value
-            axis = _arg(total, "axis", 1)
-            axis_code = f", axis={_render(axis.value)}" if axis is not None else ""
-            mx = _fresh(fn, f"{x.value}_max" if isinstance(x, cst.Name) else "row_max")
-            stmt = _statement(tree, exp)
-            if stmt is None:
-                continue
-            wrap = _needs_parens(tree, log)
+    values = _values_of(fn)
+    for log in _calls(fn.body, *set(_EXP_LOG.values())):
+        if not log.args:
+            continue
+        arg = log.args[0].value
+        found = _sum_of_exp(arg, values)
+        if found is None and isinstance(arg, cst.Name) and len(values.get(arg.value, [])) == 1:
+            found = _sum_of_exp(values[arg.value][0], values)
+        if found is None:
+            # The running form: `s += tl.sum(tl.exp(x))` in a loop, then `tl.log(s)` after it.
+            if isinstance(arg, cst.Name):
+                edit = _online_logsumexp(tree, fn, log, arg.value)
+                if edit is not None:
+                    yield edit
+            continue
+        total, exp, exp_name = found
+        if _EXP_LOG[exp_name] != _dotted(log.func):
+            continue
+        x = exp.args[0].value
+        axis = _arg(total, "axis", 1)
+        axis_code = f", axis={_render(axis.value)}" if axis is not None else ""
+        mx = _fresh(fn, f"{x.value}_max" if isinstance(x, cst.Name) else "row_max")
+        stmt = _statement(tree, exp)
+        if stmt is None:
+            continue
+        wrap = _needs_parens(tree, log)
 
-            def shift_log(node: cst.CSTNode, mx: str = mx, wrap: bool = wrap) -> cst.CSTNode:
-                new = cst.BinaryOperation(left=cst.Name(mx), operator=cst.Add(), right=node)  # type: ignore[arg-type]
-                return _wrapped(new) if wrap else new
+        def shift_log(node: cst.CSTNode, mx: str = mx, wrap: bool = wrap) -> cst.CSTNode:
+            new = cst.BinaryOperation(left=cst.Name(mx), operator=cst.Add(), right=node)  # type: ignore[arg-type]
+            return _wrapped(new) if wrap else new
 
-            expand = _expansion(fn, x, axis)
+        expand = _expansion(fn, x, axis)
 
-            def shift_exp(node: cst.CSTNode, mx: str = mx, expand: str = expand) -> cst.CSTNode:
-                assert isinstance(node, cst.Call)
-                shifted = _expr(f"{_render(node.args[0].value)} - {mx}{expand}")
-                return node.with_changes(args=[node.args[0].with_changes(value=shifted), *node.args[1:]])
+        def shift_exp(node: cst.CSTNode, mx: str = mx, expand: str = expand) -> cst.CSTNode:
+            assert isinstance(node, cst.Call)
+            shifted = _expr(f"{_render(node.args[0].value)} - {mx}{expand}")
+            return node.with_changes(args=[node.args[0].with_changes(value=shifted), *node.args[1:]])
 
-            new = _edit(
-                tree,
-                {log: shift_log, exp: shift_exp},
-                before={stmt: [f"{mx} = tl.max({_render(x)}{axis_code})"]},
-            )
-            desc = f"{fn.name.value}: subtract the max before {exp_name} and add it back after the log"
-            out.append(_rewrite("logsumexp_shift", new, tree.line(stmt), desc))
-    return out
+        new = _edit(
+            tree,
+            {log: shift_log, exp: shift_exp},
+            before={stmt: [f"{mx} = tl.max({_render(x)}{axis_code})"]},
+        )
+        desc = f"{fn.name.value}: subtract the max before {exp_name} and add it back after the log"
+        yield Edit(new, tree.line(stmt), desc)
 
 
-def _online_logsumexp(tree: _Tree, fn: cst.FunctionDef, log: cst.Call, acc: str) -> Rewrite | None:
+def _online_logsumexp(tree: Tree, fn: cst.FunctionDef, log: cst.Call, acc: str) -> Edit | None:
     """`acc += tl.sum(tl.exp(x))` in a loop becomes a running max with a rescaled sum."""
     for loop in m.findall(fn.body, m.For() | m.While()):
         assert isinstance(loop, cst.For | cst.While)
@@ -339,7 +336,7 @@ def _online_logsumexp(tree: _Tree, fn: cst.FunctionDef, log: cst.Call, acc: str)
                 drop={stmt},
             )
             desc = f"{fn.name.value}: running max for {acc}, rescaled sum, max added back after the log"
-            return _rewrite("logsumexp_shift", new, tree.line(stmt), desc)
+            return Edit(new, tree.line(stmt), desc)
     return None
 
 
@@ -347,7 +344,7 @@ def _online_logsumexp(tree: _Tree, fn: cst.FunctionDef, log: cst.Call, acc: str)
 
 
 def _initialiser(
-    tree: _Tree, fn: cst.FunctionDef, loop: cst.CSTNode, name: str
+    tree: Tree, fn: cst.FunctionDef, loop: cst.CSTNode, name: str
 ) -> tuple[cst.CSTNode, cst.BaseExpression] | None:
     """The statement and value that last assign `name` before `loop`, in a block enclosing the loop."""
     found: tuple[cst.CSTNode, cst.BaseExpression] | None = None
@@ -458,49 +455,49 @@ def _where_kind(acc: str, value: cst.BaseExpression) -> str | None:
 _INIT_NEUTRAL = {"max": 'float("-inf")', "min": 'float("inf")', "mul": "1.0"}
 
 
-def _neutral_init(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+@rule(
+    "neutral_init",
+    title="a loop-carried max/min/product starts at -inf/+inf/1, not 0",
+    bug_class="neutral_element",
+    symptoms=("all_negative", "all_positive", "rows", "everywhere", "zero_region", "trailing"),
+)
+def neutral_init(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """A loop-carried max/min/product starts at 0: start it at -inf / +inf / 1."""
-    tree = _tree(source)
-    if tree is None:
-        return []
-    out: list[Rewrite] = []
     done: set[int] = set()
-    for fn in _kernels(tree.module):
-        for loop in m.findall(fn.body, m.For() | m.While()):
-            assert isinstance(loop, cst.For | cst.While)
-            kinds: dict[str, set[str]] = {}
-            in_loop = {n: vs for n, vs in _loop_values(loop).items()}
-            for node in m.findall(loop.body, m.Assign() | m.AugAssign()):
-                if isinstance(node, cst.Assign):
-                    if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
-                        continue
-                    acc, value, op = node.targets[0].target.value, node.value, None
-                    # `m_new = tl.maximum(m, ...)` then `m = m_new`: follow one assignment back.
-                    if isinstance(value, cst.Name) and len(in_loop.get(value.value, [])) == 1:
-                        value = in_loop[value.value][0]
-                else:
-                    assert isinstance(node, cst.AugAssign)
-                    if not isinstance(node.target, cst.Name):
-                        continue
-                    acc, value, op = node.target.value, node.value, node.operator
-                kind = _update_kind(acc, value, op)
-                if kind is not None:
-                    kinds.setdefault(acc, set()).add(kind)
-            for acc, found in kinds.items():
-                if len(found) != 1 or "add" in found:
-                    continue  # a product that is also added to is a rescaled sum (online softmax)
-                kind = next(iter(found))
-                init = _initialiser(tree, fn, loop, acc)
-                if init is None or id(init[1]) in done or not _is_zero_init(init[1]):
+    for loop in m.findall(fn.body, m.For() | m.While()):
+        assert isinstance(loop, cst.For | cst.While)
+        kinds: dict[str, set[str]] = {}
+        in_loop = {n: vs for n, vs in _loop_values(loop).items()}
+        for node in m.findall(loop.body, m.Assign() | m.AugAssign()):
+            if isinstance(node, cst.Assign):
+                if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
                     continue
-                done.add(id(init[1]))
-                neutral = _neutral_initialiser(init[1], _INIT_NEUTRAL[kind])
-                if neutral is None:
+                acc, value, op = node.targets[0].target.value, node.value, None
+                # `m_new = tl.maximum(m, ...)` then `m = m_new`: follow one assignment back.
+                if isinstance(value, cst.Name) and len(in_loop.get(value.value, [])) == 1:
+                    value = in_loop[value.value][0]
+            else:
+                assert isinstance(node, cst.AugAssign)
+                if not isinstance(node.target, cst.Name):
                     continue
-                new = tree.replace(init[1], neutral)
-                what = f"{fn.name.value}: {acc} carries a running {kind}, start it at {_INIT_NEUTRAL[kind]}"
-                out.append(_rewrite("neutral_init", new, tree.line(init[1]), what))
-    return out
+                acc, value, op = node.target.value, node.value, node.operator
+            kind = _update_kind(acc, value, op)
+            if kind is not None:
+                kinds.setdefault(acc, set()).add(kind)
+        for acc, found in kinds.items():
+            if len(found) != 1 or "add" in found:
+                continue  # a product that is also added to is a rescaled sum (online softmax)
+            kind = next(iter(found))
+            init = _initialiser(tree, fn, loop, acc)
+            if init is None or id(init[1]) in done or not _is_zero_init(init[1]):
+                continue
+            done.add(id(init[1]))
+            neutral = _neutral_initialiser(init[1], _INIT_NEUTRAL[kind])
+            if neutral is None:
+                continue
+            new = tree.replace(init[1], neutral)
+            what = f"{fn.name.value}: {acc} carries a running {kind}, start it at {_INIT_NEUTRAL[kind]}"
+            yield Edit(new, tree.line(init[1]), what)
 
 
 def _loop_values(loop: cst.CSTNode) -> dict[str, list[cst.BaseExpression]]:
@@ -573,305 +570,70 @@ def _key_offsets(fn: cst.FunctionDef, scope: cst.CSTNode) -> list[str]:
     return out
 
 
-def _mask_scores(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+@rule(
+    "mask_scores",
+    title="scores of out-of-range keys are -inf before the softmax",
+    bug_class="tail_mask",
+    symptoms=("shape", "tail_block", "rows", "everywhere", "constant_ratio"),
+)
+def mask_scores(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """Scores of keys past the sequence end must be -inf before the softmax, or they take part in it."""
-    tree = _tree(source)
-    if tree is None:
-        return []
-    out: list[Rewrite] = []
-    for fn in _kernels(tree.module):
-        runtime, _ = _scalar_params(fn)
-        for dot in _calls(fn.body, "tl.dot"):
-            assign = tree.parent(dot)
-            while assign is not None and not isinstance(assign, cst.Assign):
-                assign = tree.parent(assign)
-            if not (
-                isinstance(assign, cst.Assign)
-                and len(assign.targets) == 1
-                and isinstance(assign.targets[0].target, cst.Name)
+    runtime, _ = _scalar_params(fn)
+    for dot in _calls(fn.body, "tl.dot"):
+        assign = tree.parent(dot)
+        while assign is not None and not isinstance(assign, cst.Assign):
+            assign = tree.parent(assign)
+        if not (
+            isinstance(assign, cst.Assign)
+            and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)
+        ):
+            continue
+        s = assign.targets[0].target.value
+        loops = [a for a in _ancestors(tree, dot) if isinstance(a, cst.For | cst.While)]
+        scope: cst.CSTNode = loops[0] if loops else fn.body
+        stmt = _statement(tree, assign)
+        block = tree.parent(stmt) if stmt is not None else None
+        if stmt is None or not isinstance(block, cst.IndentedBlock):
+            continue
+        at = next(i for i, b in enumerate(block.body) if b is stmt)
+        # Skip past `s = s * scale` / `s *= scale`, stop at the first softmax use.
+        last, fed = stmt, False
+        for later in block.body[at + 1 :]:
+            if _calls(later, "tl.max", "tl.exp", "tl.exp2", "tl.math.exp", "tl.math.exp2", "tl.maximum") and (
+                s in _names(later)
             ):
-                continue
-            s = assign.targets[0].target.value
-            loops = [a for a in _ancestors(tree, dot) if isinstance(a, cst.For | cst.While)]
-            scope: cst.CSTNode = loops[0] if loops else fn.body
-            stmt = _statement(tree, assign)
-            block = tree.parent(stmt) if stmt is not None else None
-            if stmt is None or not isinstance(block, cst.IndentedBlock):
-                continue
-            at = next(i for i, b in enumerate(block.body) if b is stmt)
-            # Skip past `s = s * scale` / `s *= scale`, stop at the first softmax use.
-            last, fed = stmt, False
-            for later in block.body[at + 1 :]:
-                if _calls(
-                    later, "tl.max", "tl.exp", "tl.exp2", "tl.math.exp", "tl.math.exp2", "tl.maximum"
-                ) and (s in _names(later)):
-                    fed = any(
-                        s in _names(c)
-                        for c in _calls(later, "tl.max", "tl.exp", "tl.exp2", "tl.math.exp", "tl.math.exp2")
-                    )
+                fed = any(
+                    s in _names(c)
+                    for c in _calls(later, "tl.max", "tl.exp", "tl.exp2", "tl.math.exp", "tl.math.exp2")
+                )
+                break
+            targets = set().union(*(t for t, _ in _assignments(later)))
+            if s in targets:
+                if _calls(later, "tl.where"):
+                    last = None  # already masked
                     break
-                targets = set().union(*(t for t, _ in _assignments(later)))
-                if s in targets:
-                    if _calls(later, "tl.where"):
-                        last = None  # already masked
-                        break
-                    last = later
-            if not fed or last is None:
-                continue
-            if any(s in _names(w) for w in _calls(scope, "tl.where")):
-                continue
-            offsets = _key_offsets(fn, scope)
-            for offs in offsets:
-                bare = offs.strip("()")
-                lengths = [
-                    p
-                    for p in runtime
-                    if any(
-                        re.search(rf"\b{re.escape(bare.split(' + ')[-1])}\b.*<\s*{p}\b", _render(c))
-                        for c in m.findall(fn.body, m.Comparison())
-                    )
-                ] or runtime
-                for length in lengths[:6]:
-                    line = f'{s} = tl.where({offs}[None, :] < {length}, {s}, float("-inf"))'
-                    new = _edit(tree, {}, after={last: [line]})
-                    desc = f"{fn.name.value}: keys past {length} get -inf scores before the softmax"
-                    out.append(_rewrite("mask_scores", new, tree.line(last, end=True), desc))
-    return out
+                last = later
+        if not fed or last is None:
+            continue
+        if any(s in _names(w) for w in _calls(scope, "tl.where")):
+            continue
+        offsets = _key_offsets(fn, scope)
+        for offs in offsets:
+            bare = offs.strip("()")
+            lengths = [
+                p
+                for p in runtime
+                if any(
+                    re.search(rf"\b{re.escape(bare.split(' + ')[-1])}\b.*<\s*{p}\b", _render(c))
+                    for c in m.findall(fn.body, m.Comparison())
+                )
+            ] or runtime
+            for length in lengths[:6]:
+                line = f'{s} = tl.where({offs}[None, :] < {length}, {s}, float("-inf"))'
+                new = _edit(tree, {}, after={last: [line]})
+                desc = f"{fn.name.value}: keys past {length} get -inf scores before the softmax"
+                yield Edit(new, tree.line(last, end=True), desc)
 
 
-# ---------------------------------------------------------------- variance_divisor
-
-_BIASED = re.compile(
-    r"LayerNorm|layer_norm|BatchNorm|batch_norm|GroupNorm|group_norm|InstanceNorm|instance_norm|"
-    r"unbiased\s*=\s*False|correction\s*=\s*0\b"
-)
-_UNBIASED_CALL = re.compile(r"(torch\.|\.)(var|std|var_mean|std_mean)\(")
-_BIASED_ARG = re.compile(r"unbiased\s*=\s*False|correction\s*=\s*0\b")
-
-
-def _expects_biased(reference: str) -> bool | None:
-    """True for a biased (/ N) variance, False for an unbiased one (/ (N - 1)), None for no variance."""
-    if _UNBIASED_CALL.search(reference):
-        return bool(_BIASED_ARG.search(reference))
-    if _BIASED.search(reference):
-        return True
-    return None
-
-
-def _is_minus_one(expr: cst.BaseExpression) -> cst.BaseExpression | None:
-    """`n` when `expr` is `n - 1` (or `n - 1.0`), with or without parentheses."""
-    if (
-        isinstance(expr, cst.BinaryOperation)
-        and isinstance(expr.operator, cst.Subtract)
-        and _is_number(expr.right, 1)
-    ):
-        return expr.left
-    return None
-
-
-def _squared_flow(fn: cst.FunctionDef, expr: cst.BaseExpression, depth: int = 3) -> bool:
-    """`expr` squares something, directly or through the names it reads (`acc += d * d`)."""
-    if _squares(expr) or _calls(expr, "tl.math.pow", "tl.pow"):
-        return True
-    if depth == 0:
-        return False
-    values = _values_of(fn)
-    return any(_squared_flow(fn, v, depth - 1) for n in _names(expr) for v in values.get(n, []))
-
-
-_ROOTS = ("tl.sqrt", "tl.rsqrt", "tl.math.sqrt", "tl.math.rsqrt", "tl.sqrt_rn", "libdevice.rsqrt")
-
-
-def _under_root(tree: _Tree, fn: cst.FunctionDef, div: cst.BinaryOperation) -> bool:
-    """`div` is taken a square root of, in place or through the name it is assigned to (a variance, e.g.
-    from a Welford M2 whose products are not plain squares)."""
-    ancestors = _ancestors(tree, div)
-    if any(isinstance(a, cst.Call) and (_dotted(a.func) or "").endswith(_ROOTS) for a in ancestors):
-        return True
-    assign = next((a for a in ancestors if isinstance(a, cst.Assign)), None)
-    if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
-        return False
-    target = assign.targets[0].target.value
-    return any(target in _names(c) for c in _calls(fn.body, *_ROOTS))
-
-
-def _variance_divisor(source: str, context: RuleContext | None = None) -> list[Rewrite]:
-    """A variance divided by N where the reference divides by N - 1, or the other way round."""
-    tree = _tree(source)
-    if tree is None or context is None:
-        return []
-    biased = _expects_biased(context.reference_source)
-    if biased is None:
-        return []
-    out: list[Rewrite] = []
-    for fn in _kernels(tree.module):
-        _, constexpr = _scalar_params(fn)
-        for div in m.findall(fn.body, m.BinaryOperation(operator=m.Divide())):
-            assert isinstance(div, cst.BinaryOperation)
-            numerator: cst.BaseExpression = div.left
-            parent = tree.parent(div)
-            if _is_number(div.left, 1) and isinstance(parent, cst.BinaryOperation):
-                numerator = parent.right if parent.left is div else parent.left
-            if not (_calls(numerator, "tl.sum") or isinstance(numerator, cst.Name)):
-                continue
-            if not (_squared_flow(fn, numerator) or _under_root(tree, fn, div)):
-                continue
-            count = _is_minus_one(div.right)
-            if biased and count is not None:
-                atomic = isinstance(count, cst.Name | cst.Attribute | cst.Call | cst.Subscript | cst.Integer)
-                new_right = count.with_changes(lpar=[], rpar=[]) if atomic else _wrapped(count)
-                what = "biased variance like the reference: divide by N"
-            elif not biased and count is None:
-                if isinstance(div.right, cst.Name) and div.right.value in constexpr:
-                    continue  # a block size: a different bug
-                new_right = _expr(f"({_render(div.right)} - 1)")
-                what = "unbiased variance like the reference: divide by N - 1"
-            else:
-                continue
-            new = tree.replace(div.right, new_right)
-            out.append(_rewrite("variance_divisor", new, tree.line(div.right), f"{fn.name.value}: {what}"))
-        for aug in m.findall(fn.body, m.AugAssign(operator=m.DivideAssign())):
-            # `var /= (n - 1)` after `var = tl.sum(d * d)`.
-            assert isinstance(aug, cst.AugAssign)
-            if not (isinstance(aug.target, cst.Name) and _squared_flow(fn, aug.target)):
-                continue
-            count = _is_minus_one(aug.value)
-            if biased and count is not None:
-                atomic = isinstance(count, cst.Name | cst.Attribute | cst.Call | cst.Subscript | cst.Integer)
-                new_value = count.with_changes(lpar=[], rpar=[]) if atomic else _wrapped(count)
-                what = "biased variance like the reference: divide by N"
-            elif (
-                not biased
-                and count is None
-                and not (isinstance(aug.value, cst.Name) and aug.value.value in constexpr)
-            ):
-                new_value = _expr(f"({_render(aug.value)} - 1)")
-                what = "unbiased variance like the reference: divide by N - 1"
-            else:
-                continue
-            new = tree.replace(aug.value, new_value)
-            out.append(_rewrite("variance_divisor", new, tree.line(aug), f"{fn.name.value}: {what}"))
-    return out
-
-
-# ---------------------------------------------------------------- drop_divisor
-
-_SUMS = re.compile(r"lp_pool|LPPool|\bnorm\(|vector_norm|linalg\.norm|normalize\(|\bsum\(|\.sum\b|sum_pool")
-_MEANS = re.compile(
-    r"mean|avg|Avg|average|rms|RMS|LayerNorm|layer_norm|BatchNorm|batch_norm|GroupNorm|group_norm|"
-    r"InstanceNorm|instance_norm|\bvar\(|\bstd\(|softmax|/\s*[\w.]*(shape|size|numel)"
-)
-
-
-def _sum_reference(reference: str) -> bool:
-    """The reference's operator sums (a p-norm, LPPool, sum pooling) and nothing in it averages."""
-    code = "\n".join(
-        line.split("#")[0] for line in reference.splitlines() if not line.strip().startswith('"')
-    )
-    code = re.sub(r'""".*?"""', "", code, flags=re.S)
-    code = re.sub(r"^(import|from) .*$", "", code, flags=re.M)
-    return bool(_SUMS.search(code)) and not _MEANS.search(code)
-
-
-def _size_expr(
-    expr: cst.BaseExpression, sizes: set[str], locals_: dict[str, list[cst.BaseExpression]]
-) -> bool:
-    """`expr` is a size: a scalar parameter, a product of them, or a local name holding one."""
-    if isinstance(expr, cst.Name):
-        if expr.value in sizes:
-            return True
-        vs = locals_.get(expr.value, [])
-        return len(vs) == 1 and _size_expr(vs[0], sizes, {})
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
-        return _size_expr(expr.left, sizes, locals_) and _size_expr(expr.right, sizes, locals_)
-    return False
-
-
-def _drop_divisor(source: str, context: RuleContext | None = None) -> list[Rewrite]:
-    """The stored result is divided by a window or row size where the reference sums: drop the division."""
-    tree = _tree(source)
-    if tree is None or context is None or not _sum_reference(context.reference_source):
-        return []
-    out: list[Rewrite] = []
-    for fn in _kernels(tree.module):
-        runtime, constexpr = _scalar_params(fn)
-        sizes = set(runtime) | constexpr
-        values = _values_of(fn)
-        seen: set[int] = set()
-        stored: list[cst.BaseExpression] = []
-        for store in _calls(fn.body, "tl.store"):
-            value = _arg(store, "value", 1)
-            if value is not None:
-                stored.append(value.value)
-        # Follow the stored value back through the assignments it reads.
-        todo, visited = list(stored), set()
-        exprs: list[cst.BaseExpression] = []
-        while todo:
-            expr = todo.pop()
-            exprs.append(expr)
-            for name in _names(expr):
-                if name not in visited:
-                    visited.add(name)
-                    todo.extend(values.get(name, []))
-        for expr in exprs:
-            for div in m.findall(expr, m.BinaryOperation(operator=m.Divide())):
-                assert isinstance(div, cst.BinaryOperation)
-                if id(div) in seen or not _size_expr(div.right, sizes, values):
-                    continue
-                seen.add(id(div))
-                kept = div.left.with_changes(lpar=div.lpar, rpar=div.rpar) if div.lpar else div.left
-                new = tree.replace(div, kept)
-                what = f"{fn.name.value}: the reference sums, drop the division by {_render(div.right)}"
-                out.append(_rewrite("drop_divisor", new, tree.line(div), what))
-        for aug in m.findall(fn.body, m.AugAssign(operator=m.DivideAssign())):
-            assert isinstance(aug, cst.AugAssign)
-            if not (isinstance(aug.target, cst.Name) and aug.target.value in visited):
-                continue
-            if not _size_expr(aug.value, sizes, values):
-                continue
-            stmt = _statement(tree, aug)
-            if stmt is None or not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
-                continue
-            new = _edit(tree, {}, drop={stmt})
-            what = f"{fn.name.value}: the reference sums, drop {aug.target.value} /= {_render(aug.value)}"
-            out.append(_rewrite("drop_divisor", new, tree.line(aug), what))
-    return out
-
-
-RULES: tuple[Rule, ...] = (
-    Rule(
-        "logsumexp_shift",
-        "log(sum(exp(x))) subtracts the max first and adds it back after the log",
-        "numerical_stability",
-        ("x100", "grows_with_magnitude", "inf", "nan", "rows", "scattered", "heavy_tailed"),
-        _logsumexp_shift,
-    ),
-    Rule(
-        "neutral_init",
-        "a loop-carried max/min/product starts at -inf/+inf/1, not 0",
-        "neutral_element",
-        ("all_negative", "all_positive", "rows", "everywhere", "zero_region", "trailing"),
-        _neutral_init,
-    ),
-    Rule(
-        "mask_scores",
-        "scores of out-of-range keys are -inf before the softmax",
-        "tail_mask",
-        ("shape", "tail_block", "rows", "everywhere", "constant_ratio"),
-        _mask_scores,
-    ),
-    Rule(
-        "variance_divisor",
-        "the variance divides by N or N - 1 as the reference does",
-        "normalisation",
-        ("everywhere", "rows", "constant_ratio", "scattered"),
-        _variance_divisor,
-    ),
-    Rule(
-        "drop_divisor",
-        "a sum-type result (p-norm, LPPool, sum pooling) is not divided by the window size",
-        "operator_misread",
-        ("everywhere", "constant_ratio", "rows", "scattered"),
-        _drop_divisor,
-    ),
-)
+RULES = rules_of(__name__)

@@ -1,25 +1,109 @@
-"""Every offline rewrite rule by id: the core taxonomy rules and the rule families in their own modules."""
+"""Every offline rewrite rule in search order: the one list of which rules exist and which comes first."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from kernel_medic.tools.repair.rules import core as rewrites
-from kernel_medic.tools.repair.rules import formula as formula_rules
-from kernel_medic.tools.repair.rules import geometry as geometry_rules
-from kernel_medic.tools.repair.rules import host as host_rules
-from kernel_medic.tools.repair.rules import index as index_rules
-from kernel_medic.tools.repair.rules import reduction as reduction_rules
-from kernel_medic.tools.repair.rules.core import Rewrite, Rule, RuleContext
+from kernel_medic.tools.repair.rules import (
+    conv_layout,
+    conv_sizes,
+    conv_windows,
+    formula,
+    host,
+    index,
+    layout,
+    loops,
+    masks,
+    normalisation,
+    numerics,
+    operators,
+    precision,
+    reduction,
+)
+from kernel_medic.tools.repair.rules.base import Rewrite, Rule, RuleContext, _tree, rules_of
 
+# Search order: `propose` offers rule by rule in this order and keeps the first of equal proposals.
 RULES: dict[str, Rule] = {
-    **rewrites.RULES,
-    **{rule.id: rule for rule in formula_rules.RULES},
-    **{rule.id: rule for rule in geometry_rules.RULES},
-    **{rule.id: rule for rule in index_rules.RULES},
-    **{rule.id: rule for rule in host_rules.RULES},
-    **{rule.id: rule for rule in reduction_rules.RULES},
+    rule.id: rule
+    for rule in (
+        numerics.neutral_other_max,
+        masks.mask_le_to_lt,
+        masks.store_mask,
+        loops.grid_cdiv,
+        precision.fp32_accumulator,
+        numerics.eps_inside_sqrt,
+        normalisation.divide_by_n_not_block,
+        layout.contiguous_inputs,
+        masks.load_mask,
+        masks.mask_precedence,
+        masks.mask_offsets,
+        numerics.neutral_other_exp,
+        numerics.neutral_other_sum,
+        numerics.softmax_max_subtraction,
+        numerics.online_softmax_rescale,
+        precision.fp32_upcast_load,
+        precision.dot_ieee,
+        normalisation.variance_bias,
+        normalisation.mask_centered,
+        normalisation.affine_weight_bias,
+        layout.stride_args_swap,
+        layout.stride_index,
+        layout.row_times_stride,
+        loops.k_loop_advance,
+        loops.k_loop_tail,
+        layout.program_id_swap,
+        layout.reduction_axis,
+        layout.bias_broadcast_axis,
+        operators.gelu_form,
+        operators.silu_beta,
+        operators.constructor_constant,
+        operators.softplus_threshold,
+        operators.scan_exclusive,
+        host.output_dtype,
+        operators.conv_output_size,
+        operators.loss_mean_count,
+        operators.count_include_pad,
+        operators.ignore_index,
+        formula.reference_formula,
+        formula.reference_constant,
+        conv_sizes.conv_out_size,
+        conv_windows.conv_input_coords,
+        conv_windows.pad_upper_bound,
+        conv_windows.avg_pool_valid_count,
+        conv_layout.bias_never_added,
+        conv_layout.store_batch_index,
+        conv_layout.launch_strides_from_shape,
+        index.unflip_taps,
+        index.mask_axis_bound,
+        index.channel_group_offset,
+        index.affine_channel,
+        index.flat_channel_index,
+        index.mask_missing_axis,
+        index.bias_axis_swap,
+        index.upper_bound,
+        index.row_times_block,
+        index.pid_decomposition,
+        index.stride_owner,
+        index.log_space_product,
+        index.half_rounding,
+        host.zero_accumulated_output,
+        host.grid_block_pair,
+        host.reciprocal_scale,
+        host.expected_output_dtype,
+        host.loss_reduction,
+        host.block_uncapped,
+        host.rows_from_numel,
+        host.shape_in_scale,
+        reduction.logsumexp_shift,
+        reduction.neutral_init,
+        reduction.mask_scores,
+        normalisation.variance_divisor,
+        normalisation.drop_divisor,
+    )
 }
+_unlisted = sorted({r.id for r in rules_of(__package__)} ^ set(RULES))
+if _unlisted:
+    raise ImportError(f"rules defined but not listed here, or listed but not defined: {', '.join(_unlisted)}")
 
 
 def propose(
@@ -30,7 +114,7 @@ def propose(
     unknown = [i for i in ids if i not in RULES]
     if unknown:
         raise ValueError(f"unknown rewrite rule(s): {', '.join(unknown)}")
-    if rewrites._tree(source) is None:
+    if _tree(source) is None:
         return []
     seen, out = {source}, []
     for rule_id in ids:

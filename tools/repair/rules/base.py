@@ -1,0 +1,544 @@
+"""Rule machinery and the libcst helpers every rule family shares.
+
+Rules transform text through libcst, so untouched code keeps its exact formatting and diffs stay minimal.
+They never run the candidate: the repair engine evaluates every proposal and keeps what improves the score.
+A rule is its pattern and its edit: one generator under `@rule(...)` that yields an `Edit` per site it
+matches; the optional `RuleContext` carries what only the reference knows (constructor arguments, eps,
+reduction mode).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Literal
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    rule: str
+    description: str
+    source: str  # the complete new source
+    line: int  # 1-based line of the change in the original
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    """The reference's semantics: its source and the constructor arguments it is built with."""
+
+    reference_source: str = ""
+    init_args: tuple[Any, ...] = ()
+    output_dtype: str = ""  # the reference output's dtype ("int64"), when an evaluation reported it
+
+    @classmethod
+    def from_reference(cls, reference_source: str, report: dict[str, Any] | None = None) -> RuleContext:
+        """Read `get_init_inputs()` statically (literals, module constants): the reference never runs here."""
+        return cls(reference_source, _static_init_args(reference_source), _reference_dtype(report or {}))
+
+    def init_params(self) -> dict[str, Any]:
+        """The reference Model's constructor arguments by name: the values passed, else the defaults."""
+        try:
+            module = ast.parse(self.reference_source)
+        except SyntaxError:
+            return {}
+        for cls_node in module.body:
+            if not (isinstance(cls_node, ast.ClassDef) and cls_node.name == "Model"):
+                continue
+            for fn in cls_node.body:
+                if isinstance(fn, ast.FunctionDef) and fn.name == "__init__":
+                    args = [a.arg for a in fn.args.args[1:]]
+                    defaults = fn.args.defaults
+                    out: dict[str, Any] = {}
+                    for name, default in zip(args[len(args) - len(defaults) :], defaults, strict=True):
+                        try:
+                            out[name] = ast.literal_eval(default)
+                        except ValueError:
+                            pass
+                    out.update(zip(args, self.init_args, strict=False))
+                    return out
+        return {}
+
+    def mentions(self, text: str) -> bool:
+        return text in self.reference_source
+
+
+def _reference_dtype(report: Any) -> str:
+    """The first reference dtype the report names (a mismatch analysis field or a dtype symptom)."""
+    if isinstance(report, str):
+        found = re.search(r"reference dtype (\w+)", report)
+        return found.group(1) if found else ""
+    if isinstance(report, dict):
+        if isinstance(report.get("reference_dtype"), str) and report["reference_dtype"]:
+            return report["reference_dtype"]
+        items: Any = report.values()
+    elif isinstance(report, list):
+        items = report
+    else:
+        return ""
+    for item in items:
+        found = _reference_dtype(item)
+        if found:
+            return found
+    return ""
+
+
+def _static_init_args(source: str) -> tuple[Any, ...]:
+    try:
+        module = ast.parse(source)
+    except SyntaxError:
+        return ()
+    constants: dict[str, Any] = {}
+    for stmt in module.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            try:
+                constants[stmt.targets[0].id] = ast.literal_eval(stmt.value)
+            except ValueError:
+                pass
+    for stmt in module.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == "get_init_inputs":
+            for ret in ast.walk(stmt):
+                if isinstance(ret, ast.Return) and isinstance(ret.value, ast.List | ast.Tuple):
+                    values = []
+                    for elt in ret.value.elts:
+                        if isinstance(elt, ast.Name):
+                            values.append(constants.get(elt.id))
+                        else:
+                            try:
+                                values.append(ast.literal_eval(elt))
+                            except ValueError:
+                                values.append(None)
+                    return tuple(values)
+    return ()
+
+
+RuleFn = Callable[[str, "RuleContext | None"], list[Rewrite]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    title: str
+    bug_class: str
+    symptoms: tuple[str, ...]
+    apply: RuleFn
+
+
+# ---------------------------------------------------------------- shared helpers
+
+
+class Tree:
+    """A parsed source with line positions; an edit replaces one node and yields the new source."""
+
+    def __init__(self, source: str) -> None:
+        wrapper = MetadataWrapper(cst.parse_module(source))
+        self.source = source
+        self.module = wrapper.module
+        self._positions = wrapper.resolve(PositionProvider)
+        self._parents = wrapper.resolve(ParentNodeProvider)
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self._parents.get(node)
+
+    def insert_before(self, node: cst.CSTNode, *statements: str) -> tuple[cst.Module, int] | None:
+        """The module with `statements` inserted before the block statement holding `node`, and its line."""
+        stmt: cst.CSTNode | None = node
+        while stmt is not None and not isinstance(self.parent(stmt), cst.IndentedBlock):
+            stmt = self.parent(stmt)
+        block = self.parent(stmt) if stmt is not None else None
+        if stmt is None or not isinstance(block, cst.IndentedBlock):
+            return None
+        at = next(i for i, s in enumerate(block.body) if s is stmt)
+        new = [cst.parse_statement(code if code.endswith("\n") else code + "\n") for code in statements]
+        body = [*block.body[:at], *new, *block.body[at:]]
+        return self.replace(block, block.with_changes(body=body)), self.line(stmt)
+
+    def line(self, node: cst.CSTNode, end: bool = False) -> int:
+        pos = self._positions[node]
+        return pos.end.line if end else pos.start.line
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def replace(self, old: cst.CSTNode, new: cst.CSTNode) -> cst.Module:
+        return self.module.deep_replace(old, new)  # type: ignore[return-value]
+
+    def edit(self, old: cst.CSTNode, new: cst.CSTNode, what: str) -> Edit:
+        """`old` replaced by `new`, at `old`'s first line."""
+        return Edit(self.replace(old, new), self.line(old), what)
+
+
+@lru_cache(maxsize=8)
+def _tree(source: str) -> Tree | None:
+    # Trees are immutable, so every rule can share one parse of the same source.
+    try:
+        return Tree(source)
+    except (cst.ParserSyntaxError, RecursionError, ValueError):
+        return None
+
+
+@dataclass(frozen=True)
+class Edit:
+    """What a rule offers at one site: the whole new module, the original line it changes, what it does."""
+
+    module: cst.Module
+    line: int
+    what: str
+
+
+Match = Callable[..., Iterator[Edit]]  # (tree, [fn,] context) -> the edits at the sites it matches
+_FAILURES = (AssertionError, AttributeError, IndexError, KeyError, TypeError, ValueError, RecursionError)
+_REGISTERED: dict[str, list[Rule]] = {}
+
+
+def rule(
+    id: str,
+    *,
+    title: str,
+    bug_class: str,
+    symptoms: tuple[str, ...] = (),
+    per: Literal["kernel", "forward", "module"] = "kernel",
+    guarded: bool = False,
+) -> Callable[[Match], Rule]:
+    """Make a `Rule` of a generator of edits and register it with its module's `rules_of`.
+
+    The generator gets the parsed source and the context, and also each `@triton.jit` kernel in turn
+    (`per="kernel"`) or `ModelNew.forward` (`per="forward"`, skipped when absent); `per="module"` gets the
+    whole module once. Unparsable source proposes nothing; so does a `guarded` rule that meets code it cannot
+    read, rather than stopping the repair loop.
+    """
+
+    def register(match: Match) -> Rule:
+        def apply(source: str, context: RuleContext | None = None) -> list[Rewrite]:
+            tree = _tree(source)
+            if tree is None:
+                return []
+            try:
+                edits = list(_edits(match, per, tree, context))
+            except (*_FAILURES, cst.ParserSyntaxError):
+                if not guarded:
+                    raise
+                return []
+            return [Rewrite(id, f"{e.what} (line {e.line})", e.module.code, e.line) for e in edits]
+
+        apply.__name__ = apply.__qualname__ = match.__name__
+        made = Rule(id, title, bug_class, symptoms, apply)
+        _REGISTERED.setdefault(match.__module__, []).append(made)
+        return made
+
+    return register
+
+
+def _edits(match: Match, per: str, tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    if per == "module":
+        yield from match(tree, context)
+    elif per == "forward":
+        fn = _forward(tree.module)
+        if fn is not None:
+            yield from match(tree, fn, context)
+    else:
+        for fn in _kernels(tree.module):
+            yield from match(tree, fn, context)
+
+
+def rules_of(name: str) -> tuple[Rule, ...]:
+    """The rules defined with `@rule` in module `name`, or in the modules of package `name` imported yet."""
+    return tuple(
+        r for module, rules in _REGISTERED.items() if f"{module}.".startswith(f"{name}.") for r in rules
+    )
+
+
+def _dotted(expr: cst.BaseExpression) -> str | None:
+    """`tl.math.sqrt` for an Attribute chain of Names; `triton.language.` is spelled `tl.`."""
+    if isinstance(expr, cst.Name):
+        name = expr.value
+    elif isinstance(expr, cst.Attribute):
+        base = _dotted(expr.value)
+        if base is None:
+            return None
+        name = f"{base}.{expr.attr.value}"
+    else:
+        return None
+    return "tl." + name.removeprefix("triton.language.") if name.startswith("triton.language.") else name
+
+
+def _calls(root: cst.CSTNode, *names: str) -> list[cst.Call]:
+    return [c for c in m.findall(root, m.Call()) if isinstance(c, cst.Call) and _dotted(c.func) in names]
+
+
+def _arg(call: cst.Call, keyword: str, position: int) -> cst.Arg | None:
+    """The argument bound to `keyword`, given by name or at `position` among the positional ones."""
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == keyword:
+            return a
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[position] if position < len(positional) else None
+
+
+def _with_kwarg(call: cst.Call, keyword: str, value: str) -> cst.Call:
+    """`call` with `keyword=value` appended, keeping a trailing-comma layout intact."""
+    no_space = cst.SimpleWhitespace("")
+    new = cst.Arg(
+        value=cst.parse_expression(value),
+        keyword=cst.Name(keyword),
+        equal=cst.AssignEqual(whitespace_before=no_space, whitespace_after=no_space),
+    )
+    args = list(call.args)
+    if args and isinstance(args[-1].comma, cst.Comma):
+        between = args[-2].comma if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) else cst.Comma()
+        new = new.with_changes(comma=args[-1].comma)
+        args[-1] = args[-1].with_changes(comma=between)
+    return call.with_changes(args=[*args, new])
+
+
+def _is_number(expr: cst.BaseExpression, value: float) -> bool:
+    if isinstance(expr, cst.Integer | cst.Float):
+        try:
+            return float(expr.value.replace("_", "")) == value
+        except ValueError:
+            return False
+    if value == 0 and isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        return _is_number(expr.expression, 0)
+    return False
+
+
+def _names(node: cst.CSTNode) -> set[str]:
+    """Variable names read in `node` (attribute names and keyword names are not variables)."""
+
+    class Collector(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.found: set[str] = set()
+
+        def visit_Name(self, node: cst.Name) -> None:
+            self.found.add(node.value)
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)
+            return False
+
+    collector = Collector()
+    node.visit(collector)
+    return collector.found
+
+
+def _kernels(module: cst.Module) -> list[cst.FunctionDef]:
+    """Functions decorated with `@triton.jit` / `@jit` (with or without arguments)."""
+    out = []
+    for fn in m.findall(module, m.FunctionDef()):
+        assert isinstance(fn, cst.FunctionDef)
+        for d in fn.decorators:
+            target = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+            if (_dotted(target) or "").split(".")[-1] == "jit":
+                out.append(fn)
+                break
+    return out
+
+
+def _params(fn: cst.FunctionDef) -> list[cst.Param]:
+    p = fn.params
+    return [*p.posonly_params, *p.params, *p.kwonly_params]
+
+
+def _assignments(root: cst.CSTNode) -> list[tuple[set[str], cst.BaseExpression]]:
+    """(target names, value) for every plain, annotated and augmented assignment under `root`."""
+    out: list[tuple[set[str], cst.BaseExpression]] = []
+    for node in m.findall(root, m.Assign() | m.AnnAssign() | m.AugAssign()):
+        if isinstance(node, cst.Assign):
+            targets = set().union(*(_names(t.target) for t in node.targets))
+            out.append((targets, node.value))
+        elif isinstance(node, cst.AnnAssign | cst.AugAssign) and node.value is not None:
+            out.append((_names(node.target), node.value))
+    return out
+
+
+def _reachable(start: str, edges: dict[str, set[str]]) -> set[str]:
+    seen, todo = {start}, [start]
+    while todo:
+        for nxt in edges.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def _forward(module: cst.Module) -> cst.FunctionDef | None:
+    for cls in m.findall(module, m.ClassDef(name=m.Name("ModelNew"))):
+        assert isinstance(cls, cst.ClassDef)
+        for stmt in cls.body.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "forward":
+                return stmt
+    return None
+
+
+# ---------------------------------------------------------------- contiguous_inputs
+
+_SCALAR_TYPES = {"int", "float", "bool", "str"}
+
+
+# ---------------------------------------------------------------- shared helpers for the rules below
+
+
+def _expr(code: str) -> cst.BaseExpression:
+    return cst.parse_expression(code)
+
+
+def _render(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def _constexpr_params(fn: cst.FunctionDef) -> set[str]:
+    out = set()
+    for p in _params(fn):
+        annotation = _dotted(p.annotation.annotation) if p.annotation else None
+        if (annotation or "").split(".")[-1] == "constexpr":
+            out.add(p.name.value)
+    return out
+
+
+def _flow(fn: cst.FunctionDef) -> dict[str, set[str]]:
+    """name -> names assigned from expressions that read it (the kernel's data flow)."""
+    edges: dict[str, set[str]] = {}
+    for targets, value in _assignments(fn.body):
+        for name in _names(value):
+            edges.setdefault(name, set()).update(targets)
+    return edges
+
+
+def _feeds(load: cst.Call, fn: cst.FunctionDef, tree: Tree) -> set[str]:
+    """Names a load's value reaches: the assignment target holding it and everything computed from it."""
+    node: cst.CSTNode | None = load
+    while node is not None and not isinstance(node, cst.Assign | cst.AnnAssign | cst.AugAssign):
+        node = tree.parent(node)
+    if node is None:
+        return set()
+    targets = (
+        set().union(*(_names(t.target) for t in node.targets))
+        if isinstance(node, cst.Assign)
+        else _names(node.target)  # type: ignore[union-attr]
+    )
+    edges = _flow(fn)
+    return set().union(*(_reachable(t, edges) for t in targets)) if targets else set()
+
+
+def _values_of(fn: cst.FunctionDef) -> dict[str, list[cst.BaseExpression]]:
+    out: dict[str, list[cst.BaseExpression]] = {}
+    for targets, value in _assignments(fn.body):
+        for t in targets:
+            out.setdefault(t, []).append(value)
+    return out
+
+
+def _mask_names(fn: cst.FunctionDef) -> list[str]:
+    """Names used as masks in a kernel: assigned to a *mask* name or passed as a load/store mask."""
+    found: list[str] = []
+    for targets, _ in _assignments(fn.body):
+        found += [t for t in sorted(targets) if "mask" in t.lower() and t not in found]
+    for call in _calls(fn.body, "tl.load", "tl.store"):
+        arg = _arg(call, "mask", 1 if _dotted(call.func) == "tl.load" else 2)
+        if arg is not None and isinstance(arg.value, cst.Name) and arg.value.value not in found:
+            found.append(arg.value.value)
+    return found
+
+
+def _for_loops(fn: cst.FunctionDef) -> list[cst.For]:
+    return [f for f in m.findall(fn.body, m.For()) if isinstance(f, cst.For)]
+
+
+def _inside(tree: Tree, node: cst.CSTNode, kind: type) -> cst.CSTNode | None:
+    parent = tree.parent(node)
+    while parent is not None and not isinstance(parent, kind):
+        parent = tree.parent(parent)
+    return parent
+
+
+def _paren(expr: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(expr, cst.BinaryOperation | cst.BooleanOperation | cst.Comparison | cst.UnaryOperation):
+        if not expr.lpar:
+            return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return expr
+
+
+def _launches(module: cst.Module) -> list[cst.Call]:
+    """Kernel launches `kernel[grid](...)`."""
+    return [c for c in m.findall(module, m.Call(func=m.Subscript())) if isinstance(c, cst.Call)]
+
+
+def _swap(tree: Tree, call: cst.Call, i: int, j: int) -> cst.Module:
+    args = list(call.args)
+    a, b = args[i], args[j]
+    args[i] = a.with_changes(value=b.value)
+    args[j] = b.with_changes(value=a.value)
+    return tree.replace(call, call.with_changes(args=args))
+
+
+class _ReplaceMany(cst.CSTTransformer):
+    def __init__(self, mapping: dict[cst.CSTNode, cst.CSTNode]) -> None:
+        self.mapping = mapping
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
+        return self.mapping.get(original_node, updated_node)
+
+
+def _replace_many(module: cst.Module, mapping: dict[cst.CSTNode, cst.CSTNode]) -> cst.Module:
+    """`module` with several nodes (by identity) replaced at once."""
+    return module.visit(_ReplaceMany(mapping))
+
+
+# ---------------------------------------------------------------- mask_offsets
+
+
+def _is_arange(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and _dotted(expr.func) == "tl.arange"
+
+
+def _program_id_names(fn: cst.FunctionDef) -> set[str]:
+    names = set()
+    for targets, value in _assignments(fn.body):
+        if _calls(value, "tl.program_id"):
+            names |= targets
+    return names
+
+
+def _tensor_params(fn: cst.FunctionDef) -> list[str]:
+    return [
+        p.name.value
+        for p in _params(fn)
+        if p.name.value != "self" and not (p.annotation and _dotted(p.annotation.annotation) in _SCALAR_TYPES)
+    ]
+
+
+def _literal_value(node: cst.Float | cst.Integer) -> float | None:
+    try:
+        return float(node.value.replace("_", ""))
+    except ValueError:
+        return None
+
+
+# ---------------------------------------------------------------- variance_bias
+
+
+def _squares(expr: cst.BaseExpression) -> bool:
+    for op in m.findall(expr, m.BinaryOperation()):
+        assert isinstance(op, cst.BinaryOperation)
+        if isinstance(op.operator, cst.Power):
+            return True
+        if isinstance(op.operator, cst.Multiply) and _render(op.left).strip("() ") == _render(op.right).strip(
+            "() "
+        ):
+            return True
+    return False
+
+
+# ---------------------------------------------------------------- neutral elements beyond max/min
+
+_EXP = ("tl.exp", "tl.math.exp", "tl.exp2", "tl.math.exp2")

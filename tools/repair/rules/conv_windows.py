@@ -1,0 +1,429 @@
+"""Conv/pool windows in the kernel: input coordinates, padding bounds and valid-tap counts."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+import libcst.matchers as m
+from kernel_medic.tools.repair.rules.base import (
+    Edit,
+    RuleContext,
+    Tree,
+    _arg,
+    _assignments,
+    _calls,
+    _constexpr_params,
+    _expr,
+    _is_number,
+    _mask_names,
+    _names,
+    _params,
+    _render,
+    rule,
+    rules_of,
+)
+from kernel_medic.tools.repair.rules.conv_spec import (
+    _apply,
+    _atom,
+    _dim_letter,
+    _fresh,
+    _launch_args,
+    _pick,
+    _reference_spec,
+    _role,
+    _statement,
+)
+
+# ---------------------------------------------------------------- kernel-side geometry
+
+
+@dataclass
+class _KernelParams:
+    """A kernel's geometry parameters by role; memory strides are left out."""
+
+    by_role: dict[str, list[str]]
+    used: set[str]  # names read anywhere in the body
+
+    def of(self, role: str, target: str) -> str | None:
+        return _pick(self.by_role.get(role, []), target)
+
+
+def _kernel_params(module: cst.Module, fn: cst.FunctionDef) -> _KernelParams:
+    launched = _launch_args(module, fn)
+    constexpr = _constexpr_params(fn)
+    by_role: dict[str, list[str]] = {}
+    for p in _params(fn):
+        name = p.name.value
+        low = name.lower()
+        if "ptr" in low or "block" in low:
+            continue
+        role = _role(name)
+        if role == "s":
+            memory = "stride(" in launched.get(name, "") or (
+                name not in constexpr and re.fullmatch(r"(stride_?\w+|\w+_stride)", low) is not None
+            )
+            if memory and not name.isupper():
+                continue
+        if role != "h":
+            by_role.setdefault(role, []).append(name)
+    used: set[str] = set()
+    for stmt in fn.body.body:
+        used |= _names(stmt)
+    return _KernelParams(by_role, used)
+
+
+@dataclass
+class _Term:
+    sign: str  # "+" or "-"
+    node: cst.BaseExpression
+    kind: str  # plain, s, d, k (a product with that parameter), p (the padding alone), other
+    factor: cst.BaseExpression | None = None  # the other operand of a product
+
+
+def _chain(expr: cst.BaseExpression) -> list[tuple[str, cst.BaseExpression]]:
+    """Signed terms of an unparenthesised + / - chain."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add | cst.Subtract):
+        if not expr.lpar:
+            sign = "+" if isinstance(expr.operator, cst.Add) else "-"
+            return [*_chain(expr.left), (sign, expr.right)]
+    return [("+", expr)]
+
+
+def _is_plain(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.Name):
+        return True
+    return isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name)
+
+
+def _terms(expr: cst.BaseExpression, roles: dict[str, str]) -> list[_Term]:
+    out: list[_Term] = []
+    for sign, node in _chain(expr):
+        kind, factor = "other", None
+        if _is_plain(node):
+            kind = "plain"
+            if isinstance(node, cst.Name) and roles.get(node.value) == "p":
+                kind = "p"
+        elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+            for param, other in ((node.right, node.left), (node.left, node.right)):
+                if isinstance(param, cst.Name) and roles.get(param.value) in ("s", "d", "k"):
+                    kind, factor = roles[param.value], other
+                    break
+        out.append(_Term(sign if out else "", node, kind, factor))
+    return out
+
+
+def _join(terms: list[tuple[str, str]]) -> str:
+    text = ""
+    for i, (sign, code) in enumerate(terms):
+        text += code if i == 0 and sign in ("", "+") else f" {sign or '+'} {code}" if i else f"-{code}"
+    return text
+
+
+@dataclass
+class _Coord:
+    stmt: cst.Assign
+    target: str
+    terms: list[_Term]
+
+
+def _coordinates(fn: cst.FunctionDef, params: _KernelParams) -> list[_Coord]:
+    """Assignments that compute an input coordinate from an output position and a tap."""
+    roles = {name: role for role, names in params.by_role.items() for name in names}
+    compared = {
+        n
+        for cmp in m.findall(fn.body, m.Comparison())
+        if isinstance(cmp, cst.Comparison)
+        for n in _names(cmp)
+    }
+    out: list[_Coord] = []
+    for stmt in m.findall(fn.body, m.Assign()):
+        assert isinstance(stmt, cst.Assign)
+        if len(stmt.targets) != 1 or not isinstance(stmt.targets[0].target, cst.Name):
+            continue
+        target = stmt.targets[0].target.value
+        terms = _terms(stmt.value, roles)
+        kinds = [t.kind for t in terms]
+        if len(terms) < 2 or not set(kinds) & {"s", "d", "k", "p"}:
+            continue
+        if "k" in kinds and not any(
+            t.kind == "k" and t.factor is not None and _is_plain(t.factor) for t in terms
+        ):
+            continue
+        if not (set(kinds) & {"p", "d"} or target in compared):
+            continue
+        out.append(_Coord(stmt, target, terms))
+    return out
+
+
+def _coord_fixes(coord: _Coord, params: _KernelParams, siblings: list[_Coord]) -> list[tuple[str, int, str]]:
+    """(fix kind, plain-term ordinal, new right-hand side) for one coordinate assignment."""
+    kinds = [t.kind for t in coord.terms]
+    others = [c for c in siblings if c is not coord]
+
+    def missing(role: str) -> str | None:
+        """The parameter of `role` this coordinate should use but does not."""
+        name = params.of(role, coord.target)
+        if name is None or role in kinds:
+            return None
+        if name not in params.used or any(role in [t.kind for t in c.terms] for c in others):
+            return name
+        return None
+
+    rendered = [(t.sign, _render(t.node)) for t in coord.terms]
+    plain = [i for i, t in enumerate(coord.terms) if t.kind == "plain"]
+    fixes: list[tuple[str, int, str]] = []
+    pad = missing("p")
+    if pad is not None:
+        at = kinds.index("s") + 1 if "s" in kinds else 1
+        fixes.append(("pad", 0, _join([*rendered[:at], ("-", pad), *rendered[at:]])))
+    dil = missing("d")
+    if dil is not None:
+        taps = [i for i in plain if "s" in kinds or "k" in kinds] or plain
+        for ordinal, i in enumerate(taps):
+            new = list(rendered)
+            new[i] = (rendered[i][0], f"{rendered[i][1]} * {dil}")
+            fixes.append(("dilation", ordinal, _join(new)))
+    stride = missing("s")
+    if stride is not None:
+        for i, t in enumerate(coord.terms):
+            if t.kind == "k" and t.factor is not None and _is_plain(t.factor):
+                new = list(rendered)
+                new[i] = (rendered[i][0], f"{_render(t.factor)} * {stride}")
+                fixes.append(("window_step", 0, _join(new)))
+        if "k" not in kinds:
+            starts = [i for i in plain if "d" in kinds] or plain
+            for ordinal, i in enumerate(starts):
+                new = list(rendered)
+                new[i] = (rendered[i][0], f"{rendered[i][1]} * {stride}")
+                fixes.append(("stride", ordinal, _join(new)))
+    for i, t in enumerate(coord.terms):
+        if t.kind == "p" and t.sign in ("+", "") and i > 0 and set(kinds) & {"s", "d"}:
+            new = list(rendered)
+            new[i] = ("-", rendered[i][1])
+            fixes.append(("pad_sign", 0, _join(new)))
+    return fixes
+
+
+@rule(
+    "conv_input_coords",
+    title="input coordinate out * stride - padding + tap * dilation, all axes at once",
+    bug_class="operator_misread",
+    symptoms=("everywhere", "shifted", "periodic", "leading", "trailing", "scattered"),
+    guarded=True,
+)
+def conv_input_coords(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """Input coordinate = out * STRIDE - PAD + tap * DIL, on every twin (ih, iw) at once."""
+    params = _kernel_params(tree.module, fn)
+    coords = _coordinates(fn, params)
+    groups: dict[tuple[str, ...], list[_Coord]] = {}
+    for c in coords:
+        groups.setdefault(tuple(sorted(t.kind for t in c.terms)), []).append(c)
+    for group in groups.values():
+        options: dict[tuple[str, int], dict[cst.CSTNode, cst.CSTNode]] = {}
+        for c in group:
+            for kind, ordinal, rhs in _coord_fixes(c, params, coords):
+                options.setdefault((kind, ordinal), {})[c.stmt.value] = _expr(rhs)
+        for (kind, _), mapping in options.items():
+            first = min(mapping, key=tree.line)
+            lines = "; ".join(_render(v) for v in mapping.values())
+            what = f"{fn.name.value}: input coordinate ({kind}) {lines}"
+            yield Edit(_apply(tree, mapping), tree.line(first), what)
+
+
+# ---------------------------------------------------------------- pad_upper_bound
+
+
+def _bounds(expr: cst.CSTNode) -> tuple[dict[str, cst.Comparison], dict[str, cst.Comparison]]:
+    """Names with a `x >= 0` lower bound and names with an `x < n` upper bound in a mask."""
+    lower: dict[str, cst.Comparison] = {}
+    upper: dict[str, cst.Comparison] = {}
+    for cmp in m.findall(expr, m.Comparison()):
+        assert isinstance(cmp, cst.Comparison)
+        if len(cmp.comparisons) != 1:
+            continue
+        op, right, left = cmp.comparisons[0].operator, cmp.comparisons[0].comparator, cmp.left
+        if isinstance(left, cst.Name):
+            if isinstance(op, cst.GreaterThanEqual) and _is_number(right, 0):
+                lower[left.value] = cmp
+            elif isinstance(op, cst.GreaterThan) and _is_number(right, -1):
+                lower[left.value] = cmp
+            elif isinstance(op, cst.LessThan | cst.LessThanEqual):
+                upper[left.value] = cmp
+        if isinstance(right, cst.Name) and isinstance(op, cst.LessThanEqual) and _is_number(left, 0):
+            lower[right.value] = cmp
+    return lower, upper
+
+
+def _and(tree: Tree, cmp: cst.Comparison, extra: str) -> cst.BaseExpression:
+    parent = tree.parent(cmp)
+    text = f"{_render(cmp)} & ({extra})" if cmp.lpar else f"({_render(cmp)}) & ({extra})"
+    inline = isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.BitAnd)
+    return _expr(text if inline or isinstance(parent, cst.Assign | cst.Arg) else f"({text})")
+
+
+@rule(
+    "pad_upper_bound",
+    title="padding mask bounds the input coordinate on the right/bottom too",
+    bug_class="tail_mask",
+    symptoms=("trailing", "tail_block", "columns", "rows", "scattered", "garbage_region"),
+    guarded=True,
+)
+def pad_upper_bound(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """A padding mask bounds the coordinate on both sides: `x >= 0` needs its `x < size`."""
+    constexpr = _constexpr_params(fn)
+    sizes = [
+        p.name.value
+        for p in _params(fn)
+        if p.name.value not in constexpr
+        and not re.search(r"ptr|stride|^s[a-z]{2,3}$", p.name.value.lower())
+        and p.annotation is None
+    ]
+    pointers = set()
+    for access in _calls(fn.body, "tl.load", "tl.store"):
+        address = _arg(access, "pointer", 0)
+        if address is not None:
+            pointers |= {_render(n) for _, n in _chain(address.value) if isinstance(n, cst.Name)}
+    sizes = [s for s in sizes if s not in pointers]
+    compared: list[str] = []
+    for cmp in m.findall(fn.body, m.Comparison()):
+        assert isinstance(cmp, cst.Comparison)
+        for target in cmp.comparisons:
+            if isinstance(target.comparator, cst.Name) and target.comparator.value in sizes:
+                if target.comparator.value not in compared:
+                    compared.append(target.comparator.value)
+    mask_names = set(_mask_names(fn))
+    masks = [
+        v
+        for targets, v in _assignments(fn.body)
+        if targets & mask_names or any("mask" in t.lower() for t in targets)
+    ]
+    for call in _calls(fn.body, "tl.load"):
+        arg = _arg(call, "mask", 1)
+        if arg is not None and not isinstance(arg.value, cst.Name):
+            masks.append(arg.value)
+    for mask in masks:
+        lower, upper = _bounds(mask)
+        todo = [name for name in lower if name not in upper]
+        if not todo:
+            continue
+        ranked: dict[str, list[str]] = {}
+        for name in todo:
+            letter = _dim_letter(name)
+            same = [s for s in compared + sizes if letter and _dim_letter(s) == letter]
+            order = list(dict.fromkeys(same + compared + sizes))
+            # an input coordinate is bounded by an input size, not an output one
+            order.sort(
+                key=lambda s: (
+                    "out" in s.lower() or re.fullmatch(r"O[A-Z]\w*", s) is not None,
+                    re.fullmatch(r"(c|n_?c|num_c|ch)(h|hannels?)?(_\w+)?", s.lower()) is not None,
+                )
+            )
+            ranked[name] = order[:3]
+        choices = [{name: ranked[name][0] for name in todo if ranked[name]}]
+        for name in todo:
+            choices += [{name: size} for size in ranked[name]]
+        seen: set[str] = set()
+        for choice in choices:
+            if not choice:
+                continue
+            mapping: dict[cst.CSTNode, cst.CSTNode] = {
+                lower[name]: _and(tree, lower[name], f"{name} < {size}") for name, size in choice.items()
+            }
+            new = _apply(tree, mapping)
+            if new.code in seen:
+                continue
+            seen.add(new.code)
+            bounds = ", ".join(f"{n} < {s}" for n, s in choice.items())
+            yield Edit(new, tree.line(mask), f"{fn.name.value}: padding mask gets its upper bound {bounds}")
+
+
+# ---------------------------------------------------------------- avg_pool_valid_count
+
+
+def _window_area(expr: cst.BaseExpression, kernel_sizes: set[str]) -> bool:
+    """A product of kernel-size parameters and integers (the window area)."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        return _window_area(expr.left, kernel_sizes) and _window_area(expr.right, kernel_sizes)
+    if isinstance(expr, cst.Name):
+        return expr.value in kernel_sizes
+    return isinstance(expr, cst.Integer)
+
+
+@rule(
+    "avg_pool_valid_count",
+    title="count_include_pad=False: average over the taps inside the input",
+    bug_class="operator_misread",
+    symptoms=("leading", "trailing", "constant_ratio", "rows", "columns", "periodic"),
+    guarded=True,
+)
+def avg_pool_valid_count(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """count_include_pad=False: divide each window sum by its taps inside the input, not the window area."""
+    spec = _reference_spec(context)
+    if spec is not None and (spec.kind != "avg" or spec.get("count_include_pad") is not False):
+        return
+    kernel_sizes = {p.name.value for p in _params(fn) if _role(p.name.value) == "k"}
+    inits: dict[str, cst.Assign] = {}
+    accumulates: dict[str, list[cst.AugAssign]] = {}
+    loads: dict[str, cst.Call] = {}
+    for node in m.findall(fn.body, m.Assign() | m.AugAssign()):
+        if (
+            isinstance(node, cst.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0].target, cst.Name)
+        ):
+            name = node.targets[0].target.value
+            inits.setdefault(name, node)
+            found = _calls(node.value, "tl.load")
+            if found:
+                loads[name] = found[0]
+        elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
+            accumulates.setdefault(node.target.value, []).append(node)
+    for div in m.findall(fn.body, m.BinaryOperation(operator=m.Divide())):
+        assert isinstance(div, cst.BinaryOperation)
+        divisor = div.right.with_changes(lpar=[], rpar=[])
+        if not _window_area(divisor, kernel_sizes) or isinstance(divisor, cst.Integer):
+            continue
+        numerator = div.left
+        replace: dict[cst.CSTNode, cst.CSTNode] = {}
+        after: dict[cst.CSTNode, list[str]] = {}
+        if isinstance(numerator, cst.Name) and numerator.value in accumulates:
+            acc = numerator.value
+            init = inits.get(acc)
+            steps = accumulates[acc]
+            load = next(iter(_calls(steps[0].value, "tl.load")), None)
+            if load is None and isinstance(steps[0].value, cst.Name):
+                load = loads.get(steps[0].value.value)
+            mask = _arg(load, "mask", 1) if load is not None else None
+            if init is None or mask is None:
+                continue
+            count = _fresh(fn, "count")
+            after[_statement(tree, init) or init] = [f"{count} = {_render(init.value)}"]
+            after[_statement(tree, steps[0]) or steps[0]] = [
+                f"{count} += {_atom(_render(mask.value))}.to(tl.float32)"
+            ]
+            replace[div.right] = _expr(f"tl.maximum({count}, 1.0)")
+        else:
+            total = numerator
+            if isinstance(numerator, cst.Name) and numerator.value in inits:
+                total = inits[numerator.value].value
+            sums = _calls(total, "tl.sum")
+            if not sums:
+                continue
+            summed = _arg(sums[0], "input", 0)
+            axis = _arg(sums[0], "axis", 1)
+            if summed is None or not isinstance(summed.value, cst.Name) or summed.value.value not in loads:
+                continue
+            mask = _arg(loads[summed.value.value], "mask", 1)
+            if mask is None:
+                continue
+            axis_text = f", axis={_render(axis.value)}" if axis is not None else ""
+            counted = f"tl.sum({_atom(_render(mask.value))}.to(tl.float32){axis_text})"
+            replace[div.right] = _expr(f"tl.maximum({counted}, 1.0)")
+        what = f"{fn.name.value}: average over the taps inside the input (count_include_pad=False)"
+        yield Edit(_apply(tree, replace, after), tree.line(div), what)
+
+
+RULES = rules_of(__name__)

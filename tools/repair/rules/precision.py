@@ -1,0 +1,104 @@
+"""Precision: accumulate, load and multiply in float32 where half precision loses digits."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+from kernel_medic.tools.repair.rules.base import (
+    Edit,
+    RuleContext,
+    Tree,
+    _arg,
+    _calls,
+    _dotted,
+    _expr,
+    _feeds,
+    _names,
+    _with_kwarg,
+    rule,
+    rules_of,
+)
+
+# ---------------------------------------------------------------- fp32_accumulator
+
+
+@rule(
+    "fp32_accumulator",
+    title="accumulate in float32, not half precision",
+    bug_class="accumulation_precision",
+    symptoms=("grows_with_magnitude", "x100", "everywhere", "scattered"),
+    per="module",
+)
+def fp32_accumulator(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    for call in _calls(tree.module, "tl.zeros", "tl.full"):
+        dtype = _arg(call, "dtype", 1 if _dotted(call.func) == "tl.zeros" else 2)
+        value = dtype.value if dtype is not None else None
+        if isinstance(value, cst.Attribute) and value.attr.value in ("float16", "bfloat16"):
+            new = tree.replace(value, value.with_changes(attr=cst.Name("float32")))
+            desc = f"{_dotted(call.func)}: accumulator dtype {tree.code(value)} -> float32"
+            yield Edit(new, tree.line(value), desc)
+
+
+# ---------------------------------------------------------------- fp32_upcast_load
+
+
+@rule(
+    "fp32_upcast_load",
+    title="upcast loads to float32 before reducing",
+    bug_class="accumulation_precision",
+    symptoms=("grows_with_magnitude", "x100", "scattered", "everywhere"),
+)
+def fp32_upcast_load(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """Half-precision loads that feed a reduction or dot are upcast to float32 first."""
+    reducers = _calls(fn.body, "tl.sum", "tl.dot", "tl.cumsum", "tl.max", "tl.min")
+    reduced = set().union(*(_names(a.value) for c in reducers for a in c.args if a.keyword is None))
+    accumulated = {
+        n.target.value
+        for n in m.findall(fn.body, m.AugAssign())
+        if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)
+    }
+    for load in _calls(fn.body, "tl.load"):
+        parent = tree.parent(load)
+        if isinstance(parent, cst.Attribute) and parent.attr.value == "to":
+            continue
+        reach = _feeds(load, fn, tree)
+        if not reach & (reduced | accumulated):
+            continue
+        upcast = cst.Call(
+            func=cst.Attribute(value=load, attr=cst.Name("to")), args=[cst.Arg(_expr("tl.float32"))]
+        )
+        new = tree.replace(load, upcast)
+        desc = f"{fn.name.value}: upcast the load to float32 before it is reduced"
+        yield Edit(new, tree.line(load, end=True), desc)
+
+
+# ---------------------------------------------------------------- dot_ieee
+
+
+@rule(
+    "dot_ieee",
+    title='tl.dot with input_precision="ieee" (no TF32)',
+    bug_class="accumulation_precision",
+    symptoms=("grows_with_magnitude", "scattered", "everywhere"),
+    per="module",
+)
+def dot_ieee(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    for call in _calls(tree.module, "tl.dot"):
+        tf32 = _arg(call, "allow_tf32", 99)
+        precision = _arg(call, "input_precision", 99)
+        if precision is not None:
+            if "ieee" in tree.code(precision.value):
+                continue
+            new = tree.replace(precision.value, _expr('"ieee"'))
+        elif tf32 is not None:
+            if tree.code(tf32.value) == "False":
+                continue
+            new = tree.replace(tf32.value, _expr("False"))
+        else:
+            new = tree.replace(call, _with_kwarg(call, "input_precision", '"ieee"'))
+        yield Edit(new, tree.line(call), "tl.dot in full float32 precision, not TF32")
+
+
+RULES = rules_of(__name__)
