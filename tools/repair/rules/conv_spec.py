@@ -1,4 +1,12 @@
-"""The reference's conv/pool call and the roles of geometry names (kernel, stride, padding, dilation)."""
+"""The reference's conv/pool call and the roles of geometry names (kernel, stride, padding, dilation).
+
+The conv/pool rules (`conv_sizes`, `conv_windows`, `conv_layout`) follow PyTorch's definitions
+(`torch.nn.Conv*d`, `MaxPool*d`, `AvgPool*d`): an output position o reads input
+`o * stride - padding + tap * dilation`, taps outside [0, size) are padding, and the output size is
+`(size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1` (ceil_mode rounds up, but the last window
+must start inside the input or the left padding). Height and width (or D/H/W) are written on twin lines
+that one bug breaks alike, so every rule edits all twins in one rewrite.
+"""
 
 from __future__ import annotations
 

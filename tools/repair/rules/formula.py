@@ -10,7 +10,8 @@ module call, or a plain torch expression), with constructor constants kept symbo
 parameter is used where the launch passes it. In the candidate, the value a kernel stores (or sums, for
 losses) is traced back to the loads of the reference's inputs. Both formulas are evaluated in float32 on
 fixed sample points (a small interpreter over the expression; the candidate never runs): a rule proposes
-only where they disagree, which keeps it quiet on kernels that are already right.
+only where they disagree, which keeps it quiet on kernels that are already right. Reading the reference is
+`formula_reference.py`, the interpreter `formula_eval.py`; this module finds the candidate's sites.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
-"""Reduction rules: numerical stability, neutral elements, normalisation slips and softmax masks.
+"""Reduction rules: a stable logsumexp, neutral initialisers of running reductions, masked softmax scores.
 
 Each rule finds its bug from the kernel's structure (which call feeds which, which name a loop carries),
-never from its variable names, and offers a few small edits; the repair search screens them. Rules whose
-right answer depends on the operator (biased or unbiased variance, a sum or a mean) read it from the
-reference source and stay silent when the kernel already agrees with it.
+never from its variable names, and offers a few small edits; the repair search screens them. The divisor
+rules of reductions (biased or unbiased variance, a sum or a mean) are normalisation rules.
 """
 
 from __future__ import annotations
