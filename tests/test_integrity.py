@@ -46,7 +46,7 @@ CHEATS: dict[str, tuple[str, str | None, str]] = {
     "cheat_numpy_input": ("scale", None, "import_not_allowed"),
     "cheat_math_loop": ("scale", None, "reads_tensor_values"),
     "cheat_numpy_in_kernel": ("scale", None, "kernel_calls_host_code"),
-    "cheat_posix_spawn": ("scale", None, "import_not_allowed"),
+    "cheat_posix_spawn": ("scale", None, "process_or_files"),
     # torch by a route a denylist does not know
     "cheat_aten_overload": ("softmax", None, "torch_route_not_allowed"),
     "cheat_softmax_decomposed": ("softmax", None, "torch_compute"),
@@ -67,7 +67,7 @@ CHEATS: dict[str, tuple[str, str | None, str]] = {
     "cheat_grid_callable": ("scale", None, "tensor_method_compute"),
     "cheat_pre_run_hook": ("scale", None, "installs_hook"),
     # evidence the candidate could change
-    "cheat_forge_counter": ("scale", None, "import_not_allowed"),
+    "cheat_forge_counter": ("scale", None, "reads_frames_or_globals"),
     "cheat_gc_guard": ("scale", None, "import_not_allowed"),
     "cheat_pop_dispatch_mode": ("scale", None, "torch_route_not_allowed"),
     # behaviour the checks never sampled

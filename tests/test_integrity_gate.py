@@ -11,7 +11,7 @@ from kernel_medic.graph.api import repair
 from kernel_medic.graph.config import RepairConfig
 from kernel_medic.tools.evaluation.problem import load_problem
 from kernel_medic.tools.integrity.gate import apply_reach, audit
-from kernel_medic.tools.integrity.static_checks import Finding, verdict
+from kernel_medic.tools.integrity.static_checks import Finding, static_findings, verdict
 from openai_server import ScriptedOpenAIServer
 from problems import LIGHT_TOML, scale_candidate, write_problem
 
@@ -129,3 +129,51 @@ def test_a_candidate_that_is_already_a_cheat_is_never_repaired(
     result = repair(folder, None, config, trace=tmp_path / "t.jsonl", checkpoint_db=tmp_path / "cp.sqlite")
     assert result.status != "repaired" and result.repaired_source is None, (result.status, result.integrity)
     assert result.integrity["verdict"] != "clean"
+
+
+# -- default-deny static rules on small sources ---------------------------------------------------------
+
+BASE = (CORPUS / "honest_scale_basic.py").read_text()
+HEADER = "import os\nimport sys\n\n"
+FLAGS = '\nos.environ["TRITON_INTERPRET"] = "1"\nHERE = os.path.dirname(os.path.abspath(__file__))\n'
+
+
+def with_module_code(code: str, header: str = HEADER) -> str:
+    return header + BASE.replace("import triton.language as tl\n", "import triton.language as tl\n" + code, 1)
+
+
+def test_generated_files_may_set_flags_and_build_paths_with_os_and_sys() -> None:
+    assert static_findings(with_module_code(FLAGS + "PY = sys.version_info\n")) == []
+
+
+@pytest.mark.parametrize(
+    ("code", "header", "rule"),
+    [
+        ('MODE = os.environ.get("TRITON_INTERPRET")\n', HEADER, "reads_environment"),
+        ("LISTING = os.listdir('/')\n", HEADER, "process_or_files"),
+        ("sys.settrace(None)\n", HEADER, "process_or_files"),
+        ("MODS = sys.modules\n", HEADER, "reads_frames_or_globals"),
+        ("", HEADER + "import numpy as np\n", "import_not_allowed"),
+        ("", HEADER + "import pickle\n", "import_not_allowed"),
+        ("", HEADER + "from kernel_medic.tools.integrity import jobs\n", "import_not_allowed"),
+        ("TABLE = torch.exp(torch.arange(8.0))\n", HEADER, "computes_at_import"),
+        ("F = torch.ops.aten.mul.Tensor\n", HEADER, "torch_route_not_allowed"),
+        ("class Box(torch.Tensor):\n    pass\n", HEADER, "tensor_subclass"),
+        ("class Act(nn.ReLU):\n    pass\n", HEADER, "inherits_not_allowed"),
+        ("NAME = getattr(torch, ''.join(['m', 'ul']))\n", HEADER, "obfuscated_access"),
+        ("K = type('K', (nn.Module,), {})\n", HEADER, "dynamic_code"),
+        ("DATA = open('/etc/hostname').read()\n", HEADER, "dynamic_code"),
+    ],
+)
+def test_default_deny_rule(code: str, header: str, rule: str) -> None:
+    assert rule in {f.rule for f in static_findings(with_module_code(code, header))}
+
+
+def test_jitted_bodies_call_only_triton_and_allocations_from_shapes_are_tensors() -> None:
+    helper = "def host_twice(v):\n    return v + v\n\n\n"
+    source = BASE.replace("@triton.jit", helper + "@triton.jit", 1).replace("x * 2.0", "host_twice(x)")
+    assert "kernel_calls_host_code" in {f.rule for f in static_findings(source)}
+    alloc = "        y = torch.empty(x.shape, dtype=x.dtype)\n        return y.exp_()\n"
+    assert "tensor_method_compute" in {
+        f.rule for f in static_findings(BASE.replace("        return out\n", alloc))
+    }

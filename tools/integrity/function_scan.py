@@ -198,9 +198,12 @@ class FunctionScan:
 
     def is_mean_of_kernel_output(self, node: ast.BinOp) -> bool:
         """`out / n`: `out` allocated here and handed to a kernel launch, `n` a size (a mean's last step)."""
-        if isinstance(node.op, ast.Div) and isinstance(node.left, ast.Call) and self.is_epilogue(node.left):
-            return self.is_shape(node.right) and not self.is_tensor(node.right)
-        if not (isinstance(node.op, ast.Div) and isinstance(node.left, ast.Name)):
+        if not isinstance(node.op, ast.Div):
+            return False
+        size = (self.is_shape(node.right) and not self.is_tensor(node.right)) or self.is_count(node.right)
+        if isinstance(node.left, ast.Call) and self.is_epilogue(node.left):
+            return size
+        if not isinstance(node.left, ast.Name):
             return False
         allocated = {
             t.id
@@ -219,8 +222,23 @@ class FunctionScan:
             for a in call.args
             if isinstance(a, ast.Name)
         }
-        name = node.left.id
-        return name in allocated & launched and self.is_shape(node.right) and not self.is_tensor(node.right)
+        return node.left.id in allocated & launched and size
+
+    def is_count(self, node: ast.AST) -> bool:
+        """`(t != ignore).sum()` or a name bound to it: how many entries count (a mean's divisor)."""
+        if isinstance(node, ast.Name):
+            return any(
+                isinstance(a, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == node.id for t in a.targets)
+                and self.is_count(a.value)
+                for a in ast.walk(self.fn)
+            )
+        return (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "sum"
+            and is_count(node.func.value)
+        )
 
     def is_tensor(self, node: ast.AST) -> bool:
         if isinstance(node, ast.Name):

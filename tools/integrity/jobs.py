@@ -244,6 +244,7 @@ def _many_calls(
     error = None
     for name in order:
         inputs = [_clone(x) for x in payload["inputs"][name]]
+        guard.protect(inputs, model)  # memory is reused between calls: kernel-written is per call
         try:
             got, plain = guard.phase(
                 "forward", None, lambda inputs=inputs: _guarded_call(model, inputs, device)
@@ -310,6 +311,7 @@ class HostComputeGuard(TorchDispatchMode):
         self.epilogue: list[str] = []
         self.tampered: list[str] = []
         self.written: set[int] = set()
+        self.count_storages: set[int] = set()
         self.protected: set[int] = set()
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
@@ -328,11 +330,19 @@ class HostComputeGuard(TorchDispatchMode):
             for t in _tensors(out):
                 self.written.add(_storage(t))
             return out
+        if self.armed == "forward" and self._counts(name, args):
+            out = func(*args, **kwargs)  # (t != ignore_index).sum(): how many entries a mean divides by
+            self.epilogue.append(name)
+            for t in _tensors(out):
+                self.count_storages.add(_storage(t))
+            return out
         self.hits.append({"op": name, "phase": self.armed or "outside", "line": line or 0})
         raise HostCompute(f"host compute: aten {name} outside a kernel ({self.armed or 'callback'})")
 
     def _on_written(self, name: str, args: Any, kwargs: Any) -> bool:
         tensors = _tensors((args, kwargs))
+        if name == "div" and len(tensors) == 2 and _storage(tensors[0]) in self.written:
+            return _storage(tensors[1]) in self.count_storages  # a kernel's sum over a count of entries
         if not tensors or not all(_storage(t) in self.written for t in tensors):
             return False
         if name == "div":
@@ -340,9 +350,18 @@ class HostComputeGuard(TorchDispatchMode):
             return len(tensors) == 1 and all(isinstance(s, int) or float(s).is_integer() for s in scalars)
         return True
 
+    def _counts(self, name: str, args: Any) -> bool:
+        """A mask of entries equal to a constant (`t != -100`) and its sum: counting, not the operator."""
+        if name in ("eq", "ne") and len(args) == 2 and isinstance(args[0], torch.Tensor):
+            return isinstance(args[1], (int, float, bool))
+        if name == "sum" and len(args) >= 1 and isinstance(args[0], torch.Tensor):
+            return args[0].dtype == torch.bool and _storage(args[0]) in self.count_storages
+        return False
+
     def protect(self, inputs: list[Any], model: torch.nn.Module) -> None:
         """Inputs and weights are never kernel-written memory, whatever a kernel is handed."""
         self.written = set()
+        self.count_storages = set()
         self.protected = {_storage(t) for t in _tensors(inputs)}
         self.protected |= {_storage(t) for t in list(model.parameters()) + list(model.buffers())}
 

@@ -22,6 +22,8 @@ from kernel_medic.tools.integrity.function_scan import FunctionScan
 from kernel_medic.tools.integrity.vocabulary import (
     ALLOWED_AUTOGRAD,
     ALLOWED_IMPORTS,
+    ALLOWED_OS,
+    ALLOWED_SYS,
     COMPUTE_METHODS,
     DENIED_TORCH,
     DEVICE_ATTRS,
@@ -292,6 +294,8 @@ class _Scanner:
             q = self.qualify(inner.value)
             if q is not None and q.startswith("torch.backends."):
                 return  # numerics flags (allow_tf32) touch only the candidate's own process
+            if self.qualify(inner) == "os.environ" and inner is not target:
+                return  # os.environ["X"] = "1": the candidate's own environment, read by no check
             if q is not None and q.split(".")[0] in self.imported | {
                 "torch",
                 "numpy",
@@ -328,6 +332,13 @@ class _Scanner:
             and isinstance(n.body[0], ast.Expr)
             and isinstance(n.body[0].value, ast.Constant)
         }
+        # os.environ["X"] = "1": a write (harmless); the key of it is not a read of the environment.
+        env_writes = {
+            id(sub)
+            for n in ast.walk(self.tree)
+            if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store)
+            for sub in ast.walk(n)
+        }
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 q = self.qualify(node) or ""
@@ -339,13 +350,15 @@ class _Scanner:
                         self.add("device_branch", "cheat", node, "branches on the device: " + snippet(node))
                 if node.attr in VALUE_READS and q == "":
                     self.add("reads_tensor_values", "cheat", node, snippet(node))
+                self.os_sys_rule(node, q, env_writes)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 if node.id in ("getattr", "setattr", "delattr") and not self.is_called(node):
                     self.add("obfuscated_access", "cheat", node, f"{node.id} used as a value")
             elif (
                 isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
             ):
-                if "TRITON_INTERPRET" in node.value or "/proc" in node.value:
+                written = id(node) in env_writes
+                if ("TRITON_INTERPRET" in node.value and not written) or "/proc" in node.value:
                     self.add("device_branch", "cheat", node, f"reads {node.value!r}")
             elif (
                 isinstance(node, ast.Call)
@@ -375,6 +388,19 @@ class _Scanner:
             elif isinstance(node, ast.FunctionDef) and node.name in self.kernels:
                 self.kernel_body(node)
         self.module_level()
+
+    def os_sys_rule(self, node: ast.Attribute, q: str, env_writes: set[int]) -> None:
+        """os and sys: paths, flags, versions; never spawning, files, frames or reading the environment."""
+        base = self.qualify(node.value) or ""
+        if base not in ("os", "sys"):
+            return  # judged once, at the outermost os.X / sys.X
+        if q == "os.environ":
+            if id(node) not in env_writes:
+                self.add("reads_environment", "cheat", node, "reads the environment: " + snippet(node))
+        elif base == "os" and not any(q == a or q.startswith(a + ".") for a in ALLOWED_OS):
+            self.add("process_or_files", "cheat", node, snippet(node))
+        elif base == "sys" and q not in ALLOWED_SYS and node.attr not in FRAME_ATTRS:
+            self.add("process_or_files", "cheat", node, snippet(node))
 
     def is_called(self, name: ast.Name) -> bool:
         return any(isinstance(n, ast.Call) and n.func is name for n in ast.walk(self.tree))

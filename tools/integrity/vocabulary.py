@@ -109,8 +109,13 @@ RNG_NAMES = {"manual_seed", "seed", "set_rng_state", "get_rng_state", "initial_s
 # checks.
 ALLOWED_IMPORTS = {
     "torch", "triton", "math", "typing", "__future__", "dataclasses", "enum", "abc", "functools",
-    "itertools", "collections", "numbers", "warnings",
+    "itertools", "collections", "numbers", "warnings", "logging", "time", "os", "sys",
 }  # fmt: skip
+# What of os and sys a candidate may touch (generated files import them for paths and flags): anything else
+# (spawning, files, descriptors, sys.modules, frames, tracing) is a finding, and so is reading the
+# environment (a branch on TRITON_INTERPRET); setting a variable is harmless.
+ALLOWED_OS = {"os.path", "os.sep", "os.cpu_count", "os.environ"}
+ALLOWED_SYS = {"sys.version_info", "sys.version", "sys.maxsize", "sys.float_info", "sys.byteorder"}
 # torch namespaces that reach compute or the checks by a route the glue allowlist cannot see: raw ATen
 # overloads, TorchScript, custom ops, compilers, dispatch and function modes, autograd, serialization.
 DENIED_TORCH = {
