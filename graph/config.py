@@ -34,6 +34,8 @@ class RepairConfig:
     """Times a malformed or non-applying LLM edit is fed back before the patch counts as failed."""
     regeneration_fraction: float = 0.6
     """A patch that changes more than this share of the kernel's lines is regeneration, not a repair."""
+    unreached_findings: str = "warn"
+    """An integrity finding the candidate already had, on code the problem never runs: warn or reject."""
     workers: int | None = None
     """Sandboxed evaluation workers (default: CPU count)."""
     model: str = "gpt-4o-mini"

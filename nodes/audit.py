@@ -36,6 +36,7 @@ def audit(state: RepairState) -> dict[str, Any]:
             evaluator_for(config),
             state.get("original_source"),
             regeneration_fraction=config.regeneration_fraction,
+            unreached_policy="reject" if config.unreached_findings == "reject" else "warn",
         )
         findings, checks = result.findings, result.checks
     outcome = verdict(findings)

@@ -177,3 +177,27 @@ def test_jitted_bodies_call_only_triton_and_allocations_from_shapes_are_tensors(
     assert "tensor_method_compute" in {
         f.rule for f in static_findings(BASE.replace("        return out\n", alloc))
     }
+
+
+@pytest.mark.parametrize(("policy", "status"), [("warn", "repaired"), ("reject", "rejected")])
+def test_a_one_line_llm_repair_of_a_kernel_with_an_untaken_fallback(
+    tmp_path: Path, policy: str, status: str
+) -> None:
+    folder = write_problem(tmp_path / "p", scale_candidate(BUG, FALLBACK), toml=LIGHT_TOML)
+    fix = edit(STORE.format("3.0"), STORE.format("2.0"))
+    with ScriptedOpenAIServer([{"content": fix, "usage": (1, 1)}]) as server:
+        config = RepairConfig(
+            strategy="llm",
+            base_url=server.base_url,
+            model="scripted",
+            workers=2,
+            max_llm_calls=1,
+            unreached_findings=policy,
+        )
+        result = repair(
+            folder, None, config, trace=tmp_path / "t.jsonl", checkpoint_db=tmp_path / "cp.sqlite"
+        )
+    assert result.status == status, (result.status, result.integrity)
+    (finding,) = [f for f in result.integrity["findings"] if f["rule"] == "torch_compute"]
+    assert (finding["origin"], finding["reached"]) == ("pre-existing", False)
+    assert finding["severity"] == ("warning" if policy == "warn" else "cheat")

@@ -225,7 +225,7 @@ def _guarded_call(model: torch.nn.Module, inputs: list[Any], device: str) -> tup
 def _flatten_plain(out: Any) -> list[torch.Tensor]:
     if isinstance(out, torch.Tensor):
         return [out]
-    if type(out) in (list, tuple):
+    if isinstance(out, (list, tuple)):
         return [t for item in out for t in _flatten_plain(item)]
     if type(out) in (int, float, bool):
         return [torch.tensor(out)]
