@@ -13,7 +13,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 TRACE_VERSION = 1
 _LOCK = threading.Lock()
@@ -81,29 +81,44 @@ def _jsonable(obj: Any) -> Any:
     return repr(obj)
 
 
-class RecordedRetrievals:
-    """Serves a trace's recorded retrieve results in order: the knowledge base is outside state, like the LLM,
-    and grows with every repair, so a replay must see what the original run saw."""
+_R = TypeVar("_R", bound="Recording")
 
-    _by_trace: dict[str, RecordedRetrievals] = {}
-    _lock = threading.Lock()
+
+class Recording:
+    """A trace's recordings served in order, with one shared cursor per trace file within a process."""
+
+    _by_trace: dict[str, Recording]
+    _lock: threading.Lock
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._by_trace, cls._lock = {}, threading.Lock()
 
     def __init__(self, trace_path: str) -> None:
-        events = read_trace(trace_path)
-        self.deltas = [e["delta"] for e in events if e["event"] == "node_end" and e["node"] == "retrieve"]
+        self.trace_path = trace_path
         self.cursor = 0
 
     @classmethod
-    def for_trace(cls, trace_path: str) -> RecordedRetrievals:
+    def for_trace(cls: type[_R], trace_path: str) -> _R:
         with cls._lock:
             if trace_path not in cls._by_trace:
                 cls._by_trace[trace_path] = cls(trace_path)
-            return cls._by_trace[trace_path]
+            return cls._by_trace[trace_path]  # type: ignore[return-value]
 
     @classmethod
     def reset(cls, trace_path: str) -> None:
         with cls._lock:
             cls._by_trace.pop(trace_path, None)
+
+
+class RecordedRetrievals(Recording):
+    """Serves a trace's recorded retrieve results in order: the knowledge base is outside state, like the LLM,
+    and grows with every repair, so a replay must see what the original run saw."""
+
+    def __init__(self, trace_path: str) -> None:
+        super().__init__(trace_path)
+        events = read_trace(trace_path)
+        self.deltas = [e["delta"] for e in events if e["event"] == "node_end" and e["node"] == "retrieve"]
 
     def next(self) -> dict[str, Any] | None:
         """The next recorded retrieval, or None once the recording is used up (a fork that runs longer)."""

@@ -12,14 +12,13 @@ import dataclasses
 import importlib.resources
 import os
 import re
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import openai
-from kernel_medic.tools.trace import read_trace
+from kernel_medic.tools.trace import Recording, read_trace
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PLACEHOLDER_API_KEY = "not-needed"  # local servers ignore the key, but the client insists on one
@@ -185,28 +184,12 @@ def render_prompt(name: str, **fields: Any) -> str:
     return template.format_map(_Fields(name, fields))
 
 
-class RecordedChatModel:
+class RecordedChatModel(Recording):
     """Serves a trace's recorded LLM responses in order; one shared cursor per trace within a process."""
 
-    _by_trace: dict[str, RecordedChatModel] = {}
-    _lock = threading.Lock()
-
     def __init__(self, trace_path: str) -> None:
-        self.trace_path = trace_path
+        super().__init__(trace_path)
         self.responses = [e for e in read_trace(trace_path) if e["event"] == "llm_response"]
-        self.cursor = 0
-
-    @classmethod
-    def for_trace(cls, trace_path: str) -> RecordedChatModel:
-        with cls._lock:
-            if trace_path not in cls._by_trace:
-                cls._by_trace[trace_path] = cls(trace_path)
-            return cls._by_trace[trace_path]
-
-    @classmethod
-    def reset(cls, trace_path: str) -> None:
-        with cls._lock:
-            cls._by_trace.pop(trace_path, None)
 
     def complete(self, messages: list[dict[str, str]]) -> LLMReply:
         with self._lock:
