@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: setup demo test lint system-deps
+.PHONY: setup demo test lint sandbox-deps system-deps
 
 setup: $(VENV)/.installed
 
@@ -13,19 +13,22 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	$(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
 	touch $@
 
-demo: setup
+demo: sandbox-deps setup
 	$(BIN)/kmedic check examples/softmax_tail --tier light || [ $$? -eq 1 ]
 	$(BIN)/kmedic repair examples/softmax_tail --strategy offline --out out/softmax_tail
 
-test: setup
+test: system-deps setup
 	$(BIN)/python -m pytest -q
 
-# Debian packages (needs root); CI installs them first: bubblewrap, the sandbox every candidate runs in
-# (without it kmedic refuses to run candidates unless KMEDIC_SANDBOX=weak), and headless Chromium for the HTML
-# report test.
-system-deps:
-	command -v bwrap >/dev/null && command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
-		(apt-get update -qq && apt-get install -y -qq bubblewrap chromium chromium-driver)
+# Debian packages (installed when missing; needs root). bubblewrap is the sandbox every candidate runs in:
+# without it kmedic refuses to run candidates unless KMEDIC_SANDBOX=weak. Headless Chromium is only for the
+# HTML report test.
+sandbox-deps:
+	command -v bwrap >/dev/null || (apt-get update -qq && apt-get install -y -qq bubblewrap)
+
+system-deps: sandbox-deps
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+		(apt-get update -qq && apt-get install -y -qq chromium chromium-driver)
 
 lint: setup
 	$(BIN)/ruff check .
