@@ -227,8 +227,8 @@ def _tolerance_line(report: EvalReport) -> str:
     errors = [b["reference_error"] for b in bars if b.get("reference_error") is not None]
     if errors:
         line += (
-            f", plus {bars[0].get('rounding_slack', 0):g} x the reference's own rounding error "
-            f"(float64 rerun; largest {max(errors):.3g})"
+            f", plus {bars[0].get('rounding_slack', 0):g} x the measured float32 rounding "
+            f"(float64 reruns of the reference; largest {max(errors):.3g})"
         )
     elif first["profile"] != "kernelbench":
         line += " (no float64 rerun of the reference: fixed table)"
