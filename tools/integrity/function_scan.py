@@ -203,26 +203,7 @@ class FunctionScan:
         size = (self.is_shape(node.right) and not self.is_tensor(node.right)) or self.is_count(node.right)
         if isinstance(node.left, ast.Call) and self.is_epilogue(node.left):
             return size
-        if not isinstance(node.left, ast.Name):
-            return False
-        allocated = {
-            t.id
-            for a in ast.walk(self.fn)
-            if isinstance(a, ast.Assign)
-            and isinstance(a.value, ast.Call)
-            and (self.s.qualify(a.value.func) or "").split(".")[-1] in ALLOCATORS
-            for t in a.targets
-            if isinstance(t, ast.Name)
-        }
-        launched = {
-            a.id
-            for call in ast.walk(self.fn)
-            if isinstance(call, ast.Call)
-            and (isinstance(call.func, ast.Subscript) or self.is_kernel_call(call))
-            for a in call.args
-            if isinstance(a, ast.Name)
-        }
-        return node.left.id in allocated & launched and size
+        return isinstance(node.left, ast.Name) and node.left.id in self.kernel_written() and size
 
     def is_count(self, node: ast.AST) -> bool:
         """`(t != ignore).sum()` or a name bound to it: how many entries count (a mean's divisor)."""
