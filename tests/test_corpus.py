@@ -134,3 +134,24 @@ def test_load_corpus_names_the_folder_of_a_malformed_case(tmp_path: Path) -> Non
     (bad / "meta.toml").unlink()
     with pytest.raises(ValueError, match=r"loss_01_bad: missing meta\.toml"):
         load_corpus(tmp_path)
+
+
+def test_an_imported_case_needs_no_fix_and_keeps_its_source(tmp_path: Path) -> None:
+    # Generations taken from someone else's run (benchmarks/realworld, crashes, imported runs) have no fixed.py.
+    case = tmp_path / "tb_softmax_qwen_17"
+    case.mkdir()
+    for file in ("reference.py", "candidate.py"):
+        (case / file).write_text("")
+    (case / "meta.toml").write_text(
+        'category = "other"\ndescription = "softmax from qwen.jsonl record 17"\nlooked_at_for_rules = false\n'
+        '[source]\nrepo = "thunlp/TritonBench"\nrecord = 17\n'
+    )
+    [loaded] = load_corpus(tmp_path)
+    assert loaded.imported and loaded.category == "other" and not loaded.looked_at
+    (case / "meta.toml").write_text('category = "other"\n[source]\nrepo = "x"\n')
+    with pytest.raises(ValueError, match=r"tb_softmax_qwen_17: meta\.toml: missing key\(s\) description"):
+        load_corpus(tmp_path)
+    # Without a [source] table the near-miss rules apply: the missing fix is an error.
+    (case / "meta.toml").write_text('category = "other"\ndescription = "x"\n')
+    with pytest.raises(ValueError, match="missing fixed.py"):
+        load_corpus(tmp_path)
