@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from kernel_medic.graph.drivers.cli_batch import add_source_arguments
+from kernel_medic.graph.drivers.sources import resolve_source
 from kernel_medic.tools.evaluation.evaluate import CaseResult, EvalReport, Evaluator
 from kernel_medic.tools.evaluation.problem import InvalidProblem, Problem, load_problem
 from kernel_medic.tools.sandbox.confinement import SandboxUnavailable
@@ -108,7 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
         "WORKERS at a time. Finished cases are recorded under --out as they end, so a rerun resumes. Writes "
         "report.json, report.md and report.png to --out.",
     )
-    bench.add_argument("corpus", help="corpus folder, e.g. benchmarks/near_miss")
+    bench.add_argument(
+        "corpus",
+        help="corpus folder, e.g. benchmarks/near_miss; or a KernelBench run folder (with --problems) or a "
+        "TritonBench-style .jsonl (with --references), imported into OUT/imported first",
+    )
+    add_source_arguments(bench)
     bench.add_argument(
         "--strategy", choices=["offline", "llm", "hybrid"], help="patch strategy (default: offline)"
     )
@@ -464,7 +471,13 @@ def _bench(args: argparse.Namespace) -> int:
     from kernel_medic.graph.drivers.bench import write_report as write_bench_report
     from kernel_medic.tools.evaluation.corpus import CorpusCase, load_corpus
 
-    root = Path(args.corpus)
+    root = resolve_source(
+        args.corpus,
+        Path(args.out),
+        problems=args.problems,
+        references=args.references,
+        code_field=args.code_field,
+    )
     if not root.is_dir():
         raise InvalidProblem(f"{root}: no such corpus folder")
     if args.workers < 1 or args.attempts < 1:

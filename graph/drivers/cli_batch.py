@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from kernel_medic.graph.drivers.sources import resolve_source
 from kernel_medic.tools.evaluation.problem import InvalidProblem
 
 
@@ -20,7 +21,12 @@ def register(subparsers: Any) -> None:
         "OUT/results.sqlite as each case finishes; rerunning the same command resumes a killed batch without "
         "redoing finished cases. Exit 0 when every case is repaired, 1 when not, 2 on bad input.",
     )
-    batch.add_argument("dir", help="a folder of problem folders (searched recursively)")
+    batch.add_argument(
+        "dir",
+        help="a folder of problem folders (searched recursively), a KernelBench run folder (with --problems) "
+        "or a TritonBench-style .jsonl (with --references)",
+    )
+    add_source_arguments(batch)
     batch.add_argument(
         "--workers", type=int, default=2, help="repairs at once (and sandbox workers); default 2"
     )
@@ -33,6 +39,19 @@ def register(subparsers: Any) -> None:
     batch.add_argument("--no-html", action="store_true", help="skip the per-case HTML reports and index page")
     batch.add_argument("--json", action="store_true", help="print the summary as one JSON object on stdout")
     batch.set_defaults(run=run)
+
+
+def add_source_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options that say how to import a generation run that is not already problem folders."""
+    parser.add_argument(
+        "--problems", help="for a KernelBench run folder: KernelBench's problem folder (holding level1/ ...)"
+    )
+    parser.add_argument(
+        "--references", help="for a TritonBench-style .jsonl: the folder of reference problems, one per op"
+    )
+    parser.add_argument(
+        "--code-field", help="for a .jsonl: the record field holding the code (default: predict)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,8 +72,11 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise InvalidProblem(f"{out}: --out exists and is not a folder")
+    source = resolve_source(
+        args.dir, out, problems=args.problems, references=args.references, code_field=args.code_field
+    )
     result = run_batch(
-        args.dir,
+        source,
         out,
         config,
         executor=args.executor,
