@@ -35,7 +35,7 @@ def get_init_inputs():
     return []
 """
 
-# Wrong constant, and nothing a rule or a mutation could touch: no mask, no comparison, no float literal.
+# Wrong constant, and nothing a rule or a mutation touches: no mask, no comparison, no float literal.
 UNTOUCHABLE = """\
 import torch
 import torch.nn as nn
@@ -86,11 +86,13 @@ def test_budget_exhaustion_keeps_the_best_attempt(tmp_path: Path) -> None:
     assert result.best_source != TWO_BUGS and result.score > 0  # partial progress is the best attempt
 
 
-def test_nothing_applicable_ends_cleanly_unrepaired(tmp_path: Path) -> None:
+def test_a_wrong_constant_no_rule_names_is_found_by_the_edit_space(tmp_path: Path) -> None:
+    # No rule or mutation touches an integer factor; the general edit space (constants ±1) does.
     folder = write_problem(tmp_path / "p", UNTOUCHABLE, reference=POW2_REFERENCE)
     result = run(folder, tmp_path)
-    assert (result.status, result.stop_reason) == ("unrepaired", "no_applicable_patch")
-    assert result.best_source == UNTOUCHABLE and result.attempts == []
+    assert result.status == "repaired", [(a["rule"], a["score"]) for a in result.attempts]
+    assert [a["rule"] for a in result.attempts][-1] == "edit_constant"
+    assert "tl.load(x + offs) * 2)" in (result.repaired_source or "")
 
 
 def test_best_first_search_outside_the_graph(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]

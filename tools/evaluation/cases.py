@@ -318,14 +318,40 @@ def _shape_name(overrides: Mapping[str, int]) -> str:
     return "shape[" + ",".join(f"{k}={v}" for k, v in sorted(overrides.items())) + "]"
 
 
+# Micro sizes: small, odd (a tail for every block size) and distinct (a transposed index cannot hide behind a
+# square shape); the last size the largest, so a row still spans a few lanes of a block of 16 or 32.
+_MICRO_SIZES = (37, 19, 23, 29, 31, 41, 43, 47)
+_MICRO_LAST = 67
+
+
+def micro_shape_overrides(constants: Mapping[str, int]) -> dict[str, int]:
+    """The smallest shape that still exercises tails and several programs per axis: every size of 8 or more
+    becomes a small distinct odd number (never larger than it was); smaller constants (axes, kernel sizes,
+    channel counts) stay."""
+    changeable = [name for name, value in constants.items() if value >= _SMALLEST_CHANGED]
+    out: dict[str, int] = {}
+    for i, name in enumerate(changeable):
+        target = _MICRO_LAST if i == len(changeable) - 1 else _MICRO_SIZES[i % len(_MICRO_SIZES)]
+        value = constants[name]
+        out[name] = target if target < value else value
+    return {k: v for k, v in out.items() if v != constants[k]}
+
+
 def cases_for_tier(
-    tier: Literal["light", "full"], config: ProblemConfig, constants: Mapping[str, int]
+    tier: Literal["micro", "light", "full"], config: ProblemConfig, constants: Mapping[str, int]
 ) -> list[CaseSpec]:
-    """The cases of a tier: light is one seed; full adds seeds, value variants, shapes and a layout."""
-    if tier not in ("light", "full"):
-        raise ValueError(f"unknown tier {tier!r}: expected 'light' or 'full'")
+    """The cases of a tier: micro is one seed at the micro shape (for screening many edits; without a size to
+    shrink it is the light case); light is one seed; full adds seeds, value variants, shapes and a layout."""
+    if tier not in ("micro", "light", "full"):
+        raise ValueError(f"unknown tier {tier!r}: expected 'micro', 'light' or 'full'")
     config = config.effective()
     base = config.seeds[0]
+    if tier == "micro":
+        overrides = micro_shape_overrides(constants)
+        if not overrides:
+            return [CaseSpec(name=f"seed{base}", seed=base)]
+        sizes = tuple(overrides.items())
+        return [CaseSpec(name=f"micro{base}", seed=base, size_overrides=sizes, derived=True)]
     if tier == "light":
         return [CaseSpec(name=f"seed{base}", seed=base)]
 

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import torch
-from kernel_medic.tools.evaluation import arena
+from kernel_medic.tools.evaluation import arena, crashes
 from kernel_medic.tools.evaluation.cases import MAGNITUDES, CaseSpec, cases_for_tier, rewrite_constants
 from kernel_medic.tools.evaluation.jobs import canary_bits
 from kernel_medic.tools.evaluation.mismatch import Comparison, Tolerance, compare, describe, tolerance_for
@@ -27,7 +27,7 @@ from kernel_medic.tools.evaluation.problem import InvalidProblem, Problem
 from kernel_medic.tools.evaluation.settings import KERNELBENCH_TOLERANCE, ProblemConfig
 from kernel_medic.tools.sandbox.pool import JobOutcome, SandboxLimits, WorkerPool
 
-Tier = Literal["light", "full"]
+Tier = Literal["micro", "light", "full"]
 Verdict = Literal[
     "pass",
     "mismatch",
@@ -85,6 +85,8 @@ class CaseResult:
     counted: bool = True
     # The bar this case was judged by: profile, atol, rtol, and the reference's own rounding error.
     tolerance: dict[str, Any] = field(default_factory=dict)
+    # A crash or wrong-shape/dtype output explained: class, candidate line, exception, evidence (crashes.py).
+    crash: dict[str, Any] | None = None
 
 
 @dataclass
@@ -101,6 +103,8 @@ class EvalReport:
     error: str | None = None
     # Robustness findings outside the verdict (e.g. "assumes contiguous input") and domain notes.
     warnings: list[str] = field(default_factory=list)
+    # The worst counted case's crash record (crashes.summary), None when nothing crashed.
+    crash: dict[str, Any] | None = None
 
     @property
     def passed(self) -> bool:
@@ -168,9 +172,9 @@ class Evaluator:
 
         references = self._references_for(problem, specs, limits, dropped)
         results = self._run_cases(problem, references, limits, notes, tier, progress)
-        if isinstance(results, CaseResult):  # the candidate crashed at import: bad input, not a verdict
+        if isinstance(results, CaseResult):  # the candidate crashed at import: every case would, alike
             error = results.error
-            return _report("invalid_problem", [results], tier, self.device, notes, dropped, start, error)
+            return _report("compile_error", [results], tier, self.device, notes, dropped, start, error)
         _mark_uncounted(problem, results, specs)
         # A shape outside the domain hides what the other constants would show: vary them one at a time.
         retry = _one_constant_at_a_time(results, specs)
@@ -195,7 +199,7 @@ class Evaluator:
         tier: Tier,
         progress: ProgressFn | None,
     ) -> list[CaseResult] | CaseResult:
-        """Every case's verdict, or the one import-time crash that makes them all moot."""
+        """Every case's verdict, or the one import-time crash that makes the others moot."""
         candidate_futures = {
             spec.name: self._submit_candidate(
                 problem, ref, limits, runs=2 if i == 0 and tier == "full" else 1
@@ -206,7 +210,7 @@ class Evaluator:
         for spec, ref in references:
             outcome = candidate_futures[spec.name].result()
             result = self._judge(problem, ref, outcome, notes)
-            if result.verdict == "invalid_problem":
+            if (result.crash or {}).get("phase") == "import":
                 for fut in candidate_futures.values():
                     fut.cancel()
                 return result
@@ -287,13 +291,22 @@ class Evaluator:
         if "error" in result:
             err = result["error"]
             line = f"{err['type']}: {err['message']}"
+            crash = crashes.explain_error(err, problem.candidate_source)
             if err["phase"] == "import":
+                # The candidate's own failure (a missing import, demo code at module level): a crash verdict
+                # with its line, repairable; only a broken reference or problem folder is invalid input.
                 return CaseResult(
-                    name, "invalid_problem", error=f"{problem.candidate_path}: import-time crash: {line}"
+                    name,
+                    "compile_error",
+                    numel=numel,
+                    error=f"{problem.candidate_path.name}: import-time crash: {line}",
+                    wall_s=outcome.wall_s,
+                    crash=crash,
                 )
             verdict: Verdict = "compile_error" if err["from_triton"] else "runtime_error"
             return CaseResult(
-                name, verdict, numel=numel, error=f"{err['phase']}: {line}", wall_s=outcome.wall_s
+                name, verdict, numel=numel, error=f"{err['phase']}: {line}", wall_s=outcome.wall_s,
+                crash=crash,
             )
         if self.device == "cpu":  # canaries and inputs as read from the evidence file, not as the job says
             result = arena.apply(result, arena.layout(ref.inputs, ref.outputs), outcome.evidence)
@@ -337,6 +350,7 @@ def _compare_case(problem: Problem, ref: _Reference, result: dict[str, Any], wal
             numel=sum(t.numel() for t in ref.outputs),
             symptoms=[f"candidate returned {len(outputs)} outputs, reference {len(ref.outputs)}"],
             wall_s=wall_s,
+            crash=_output_crash("shape_mismatch", problem, outputs, ref),
         )
     runs = [outputs] + ([result["repeat_outputs"]] if result.get("repeat_outputs") is not None else [])
     comparisons: list[Comparison] = []
@@ -394,7 +408,21 @@ def _compare_case(problem: Problem, ref: _Reference, result: dict[str, Any], wal
         symptoms=symptoms,
         wall_s=wall_s,
         tolerance=bars[0] if len(bars) == 1 else {"outputs": bars},
+        crash=_output_crash(verdict, problem, outputs, ref)
+        if verdict in ("shape_mismatch", "dtype_mismatch")
+        else None,
     )
+
+
+def _output_crash(
+    verdict: str, problem: Problem, outputs: list[torch.Tensor], ref: _Reference
+) -> dict[str, Any]:
+    def spec(t: torch.Tensor) -> tuple[list[int], str]:
+        return list(t.shape), str(t.dtype).removeprefix("torch.")
+
+    shapes = [list(x.shape) if isinstance(x, torch.Tensor) else None for x in ref.inputs]
+    got, expected = [spec(t) for t in outputs], [spec(t) for t in ref.outputs]
+    return crashes.explain_output(verdict, problem.candidate_source, got, expected, shapes)
 
 
 def _bar(
@@ -550,4 +578,5 @@ def _report(
         wall_s=round(time.monotonic() - start, 3),
         error=error,
         warnings=warnings or [],
+        crash=crashes.summary(cases) if verdict in crashes.CRASH_VERDICTS else None,
     )

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kernel_medic.tools.repair.edit_space import EDITS
 from kernel_medic.tools.repair.edits import EditError, apply_search_replace, parse_search_replace
 from kernel_medic.tools.repair.llm import LLMError, LLMReply, render_prompt
 from kernel_medic.tools.repair.mutations import MUTATIONS
@@ -20,9 +21,12 @@ from kernel_medic.tools.repair.search import (
     EvaluateFn,
     Screened,
     candidates,
+    edit_size,
     known_full,
+    known_screen,
     light_score,
     screen,
+    screening_tier,
     verify_full,
 )
 from kernel_medic.tools.trace import source_hash
@@ -31,6 +35,8 @@ SCREEN_BATCH = 8
 """Candidate edits screened at once on the light tier (a RepairConfig field would be the place for it)."""
 SCREEN_LIMIT = 48
 """Most candidate edits screened for one proposal (cached: a later proposal on the same base is cheap)."""
+MICRO_FACTOR = 3
+"""On the micro tier an edit costs a fraction of a light run: this many times more edits fit one proposal."""
 FULL_CHECKS = 6
 """Most screened edits run on the full tier for one proposal before the most promising is proposed."""
 SLIVER = 0.05
@@ -102,6 +108,7 @@ class OfflinePatcher:
         max_screened: int = SCREEN_LIMIT,
         namespace: str = "",
         full_checks: int = FULL_CHECKS,
+        localise: Callable[[str, dict[str, Any]], list[int]] | None = None,
     ) -> None:
         self.evaluate = evaluate
         self.workers = workers
@@ -110,6 +117,7 @@ class OfflinePatcher:
         self.max_screened = max_screened
         self.namespace = namespace
         self.full_checks = full_checks
+        self.localise = localise  # (source, report) -> suspect statement lines, most suspect first
 
     def propose(self, request: PatchRequest) -> PatchOutcome:
         untried = self._untried(request)
@@ -117,14 +125,26 @@ class OfflinePatcher:
             return PatchOutcome(None, exhausted=True, error="no untried rewrite rule applies")
         if self.evaluate is None:
             return PatchOutcome(_proposal(untried[0]))
-        base_light = light_score(request.report)
         base_full = float(request.report.get("score", -1.0)) if request.report else -1.0
+        tier, base_light = screening_tier(request.source, self.evaluate, self.namespace)
+        if tier == "light":
+            base_light = light_score(request.report) if request.report else base_light
         # Edits already run on the full tier without beating this base are settled: screen the others.
         fresh = [rw for rw in untried if not _settled(rw, base_full, self.namespace)] or untried
+        # Edits screened before keep their result; the budget goes to edits not screened yet, so successive
+        # proposals walk further down the ranked edit space instead of re-ranking the same first batch.
         screened: list[Screened] = []
-        for start in range(0, min(len(fresh), self.max_screened), self.batch):
-            batch = fresh[start : min(start + self.batch, self.max_screened)]
-            screened += screen(request.source, batch, self.evaluate, self.workers, self.namespace)
+        unscreened: list[Rewrite] = []
+        for rw in fresh:
+            known = known_screen(rw.source, self.namespace, tier)
+            if known is None:
+                unscreened.append(rw)
+            elif known[1] >= base_light:
+                screened.append(Screened(rw, known[0], known[1], edit_size(request.source, rw.source)))
+        limit = self.max_screened * (MICRO_FACTOR if tier == "micro" else 1)
+        for start in range(0, min(len(unscreened), limit), self.batch):
+            batch = unscreened[start : min(start + self.batch, limit)]
+            screened += screen(request.source, batch, self.evaluate, self.workers, self.namespace, tier)
         screened.sort(key=_promise)
         # The light case cannot tell edits apart when it already passes (or ties): the full tier decides.
         viable = [s for s in screened if s.light >= base_light and s.light >= 0]
@@ -147,6 +167,8 @@ class OfflinePatcher:
             return PatchOutcome(_proposal(gains[0][0].rewrite))
         # Nothing checked beats the base: propose the next unchecked edit, so the verify node tries one more.
         rest = viable[len(checks) :] or screened
+        if not rest:
+            return PatchOutcome(None, exhausted=True, error="every untried edit loses on the screening case")
         return PatchOutcome(_proposal(rest[0].rewrite))
 
     def _untried(self, request: PatchRequest) -> list[Rewrite]:
@@ -160,6 +182,7 @@ class OfflinePatcher:
             mutations=self.mutations,
             lines=[tuple(lines)] if lines else None,
             kernels=[kernel] if kernel else None,
+            ranked_lines=self.localise(request.source, request.report) if self.localise else None,
         )
         return [
             rw
@@ -180,7 +203,7 @@ def _promise(screened: Screened) -> tuple[bool, float, int]:
 
 
 def _hypothesis(rewrite: Rewrite) -> str:
-    rule = RULES.get(rewrite.rule) or MUTATIONS.get(rewrite.rule)
+    rule = RULES.get(rewrite.rule) or MUTATIONS.get(rewrite.rule) or EDITS.get(rewrite.rule)
     return rule.bug_class if rule is not None else "unknown"
 
 

@@ -15,8 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernel_medic.tools.repair.edit_space import generate
 from kernel_medic.tools.repair.edits import diff_stats
-from kernel_medic.tools.repair.mutations import mutate
+from kernel_medic.tools.repair.mutations import MUTATIONS, mutate
 from kernel_medic.tools.repair.rules.base import Rewrite, RuleContext
 from kernel_medic.tools.repair.rules.registry import propose
 from kernel_medic.tools.trace import source_hash
@@ -42,8 +43,23 @@ class Screened:
 
 
 def light_score(report: dict[str, Any]) -> float:
-    """Share of correct elements on the seed case (the light tier's one case); 1.0 for a pass."""
-    if report.get("verdict") == "pass" and report.get("tier") == "light":
+    """Share of correct elements on the seed case (the light tier's one case); 1.0 for a pass.
+
+    A micro report's one case stands for the seed case; uncounted there (a shape outside the kernel's domain)
+    it scores -1, which screens as "cannot judge here", never as a pass.
+    """
+    tier = report.get("tier")
+    if tier == "micro":
+        for case in report.get("cases") or []:
+            if str(case.get("name", "")).startswith(("micro", "seed")):
+                if not case.get("counted", True):
+                    return -1.0
+                if case.get("verdict") == "pass":
+                    return 1.0
+                numel = case.get("numel") or 0
+                return (case.get("correct") or 0) / numel if numel else 0.0
+        return -1.0
+    if report.get("verdict") == "pass" and tier == "light":
         return 1.0
     for case in report.get("cases") or []:
         if str(case.get("name", "")).startswith("seed"):
@@ -57,16 +73,18 @@ def edit_size(before: str, after: str) -> int:
     return max(stats["added"], stats["removed"])
 
 
-def _light(source: str, evaluate: EvaluateFn, namespace: str) -> tuple[str, float]:
-    key = (namespace, source_hash(source))
+def _light(source: str, evaluate: EvaluateFn, namespace: str, tier: str = "light") -> tuple[str, float]:
+    key = (namespace if tier == "light" else f"{tier}:{namespace}", source_hash(source))
     with _cache_lock:
         if key in _cache:
             return _cache[key]
     try:
-        report = evaluate(source, "light")
+        report = evaluate(source, tier)
         result = (str(report.get("verdict", "error")), light_score(report))
     except Exception as exc:  # a candidate that breaks the evaluator ranks last, the search goes on
         result = (f"error: {type(exc).__name__}", -1.0)
+    if tier == "micro" and result[1] < 0 and not result[0].startswith("error"):
+        result = _light(source, evaluate, namespace, "light")  # the micro shape cannot judge this edit
     with _cache_lock:
         if len(_cache) >= _CACHE_SIZE:
             _cache.pop(next(iter(_cache)))
@@ -106,15 +124,52 @@ def verify_full(
     return [(rw, verdict, score) for rw, (verdict, score) in zip(rewrites, results, strict=True)]
 
 
-def screen(
-    base: str, rewrites: Sequence[Rewrite], evaluate: EvaluateFn, workers: int = 1, namespace: str = ""
-) -> list[Screened]:
-    """Light-tier results of every rewrite, best first: passes, highest light score, smallest edit, order.
+def known_screen(source: str, namespace: str = "", tier: str = "light") -> tuple[str, float] | None:
+    """The cached screening (verdict, score) of a source on `tier`, if `screen` has run it."""
+    with _cache_lock:
+        return _cache.get((namespace if tier == "light" else f"{tier}:{namespace}", source_hash(source)))
 
-    Results are cached per `namespace` (the problem) and source, so a later round never re-runs an edit.
+
+def screening_tier(base: str, evaluate: EvaluateFn, namespace: str = "") -> tuple[str, float]:
+    """The tier to screen edits of `base` on and the base's score there.
+
+    The micro tier when it shows the bug (the base fails it and it can be judged): it is many times cheaper
+    than the light case, so hundreds of edits fit the budget. Otherwise the light case, as before.
+    """
+    key = (f"tier:{namespace}", source_hash(base))
+    with _cache_lock:
+        known = _cache.get(key)
+    if known is not None:
+        return known
+    try:
+        report = evaluate(base, "micro")
+        micro = light_score(report), report.get("verdict")
+    except Exception:  # the micro shape breaks the evaluator for this problem: screen on the light case
+        micro = -1.0, "error"
+    if micro[1] != "pass" and 0 <= micro[0] < 1.0:
+        result = ("micro", micro[0])
+        _light(base, evaluate, namespace, "micro")  # cached: the base's own screening score
+    else:
+        result = ("light", _light(base, evaluate, namespace, "light")[1])
+    with _cache_lock:
+        _cache[key] = result  # type: ignore[assignment]
+    return result
+
+
+def screen(
+    base: str,
+    rewrites: Sequence[Rewrite],
+    evaluate: EvaluateFn,
+    workers: int = 1,
+    namespace: str = "",
+    tier: str = "light",
+) -> list[Screened]:
+    """Screening results of every rewrite on `tier`, best first: passes, highest score, smallest edit, order.
+
+    Results are cached per `namespace` (the problem), tier and source, so a later round never re-runs an edit.
     """
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        results = list(pool.map(lambda rw: _light(rw.source, evaluate, namespace), rewrites))
+        results = list(pool.map(lambda rw: _light(rw.source, evaluate, namespace, tier), rewrites))
     scored = [
         (Screened(rw, verdict, light, edit_size(base, rw.source)), i)
         for i, (rw, (verdict, light)) in enumerate(zip(rewrites, results, strict=True))
@@ -130,8 +185,14 @@ def candidates(
     mutations: bool = True,
     lines: Sequence[tuple[int, int]] | None = None,
     kernels: Sequence[str] | None = None,
+    ranked_lines: Sequence[int] | None = None,
 ) -> list[Rewrite]:
-    """Rule rewrites in the given order (the rest of the rules after), then mutations where pointed."""
+    """Rule rewrites in the given order (the rest of the rules after), then the general edit space.
+
+    The edit space (edit_space.py, with the mutations) is ordered by `ranked_lines` (localised statements,
+    most suspect first) after the `lines` ranges a hypothesis points at; `kernels` alone keeps the old
+    behaviour of mutating only inside the named kernels.
+    """
     from kernel_medic.tools.repair.rules.registry import RULES
 
     order = [r for r in (rule_ids or []) if r in RULES]
@@ -139,11 +200,12 @@ def candidates(
     found = propose(source, order, context)
     if mutations:
         seen = {rw.source for rw in found}
-        found += [
-            rw
-            for rw in mutate(source, lines=lines, kernels=kernels, context=context)
-            if rw.source not in seen
-        ]
+        if kernels and not lines and not ranked_lines:
+            edits = mutate(source, lines=lines, kernels=kernels, context=context)
+        else:
+            pointed = [x for lo, hi in lines or [] for x in range(lo, hi + 1)]
+            edits = generate(source, context, [*pointed, *(ranked_lines or [])], extra=MUTATIONS)
+        found += [rw for rw in edits if rw.source not in seen]
     return found
 
 

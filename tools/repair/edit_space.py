@@ -1,0 +1,501 @@
+"""A general, typed edit space for the statements localisation ranks: small single-site edits no rule names.
+
+Every edit type is a registered `@rule` (ids `edit_*`, bug classes `edit:*`) with the rules' guarantee: one
+site changes, every other byte stays. The types (issue 16): operator and function substitution, constants
+(with the reference's constructor and forward arguments), variable substitution among in-scope names of the
+same kind, index-term edits (drop a term or a factor), grid edits, reduction axis and extent, accumulator
+dtype and the missing host-side `.contiguous()` on a tensor handed to a kernel. Mask, `other`, program-id,
+comparison and bound edits are the mutations' (mutations.py); `generate` orders all of them by the rank of
+the statement they touch, so a screening budget is spent where the evidence points first.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Sequence
+
+import libcst as cst
+import libcst.matchers as m
+from kernel_medic.tools.repair.rules.base import (
+    Edit,
+    Rewrite,
+    Rule,
+    RuleContext,
+    Tree,
+    _arg,
+    _assignments,
+    _calls,
+    _constexpr_params,
+    _dotted,
+    _expr,
+    _kernels,
+    _launches,
+    _literal_value,
+    _names,
+    _params,
+    _program_id_names,
+    _render,
+    _tree,
+    rule,
+    rules_of,
+)
+
+# ---------------------------------------------------------------- operators and functions
+
+_OPERATORS: dict[type, tuple[type, ...]] = {
+    cst.Add: (cst.Subtract, cst.Multiply),
+    cst.Subtract: (cst.Add,),
+    cst.Multiply: (cst.Divide, cst.Add),
+    cst.Divide: (cst.Multiply, cst.FloorDivide),
+    cst.FloorDivide: (cst.Modulo, cst.Divide),
+    cst.Modulo: (cst.FloorDivide,),
+}
+
+
+@rule("edit_operator", title="binary operator substitution", bug_class="edit:operator")
+def edit_operator(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """`+`<->`-`, `*`<->`/`, `//`<->`%` and neighbours, one operation at a time."""
+    for op in m.findall(fn.body, m.BinaryOperation()):
+        assert isinstance(op, cst.BinaryOperation)
+        old = op.operator
+        for kind in _OPERATORS.get(type(old), ()):
+            new_op = kind(whitespace_before=old.whitespace_before, whitespace_after=old.whitespace_after)
+            new = op.with_changes(operator=new_op)
+            yield tree.edit(op, new, f"{fn.name.value}: {tree.code(op)} -> {_render(new)}")
+
+
+# Families of interchangeable functions: a call may be swapped for another of its family.
+_FUNCTION_FAMILIES: tuple[tuple[str, ...], ...] = (
+    ("exp", "exp2"),
+    ("log", "log2"),
+    ("sqrt", "rsqrt"),
+    ("max", "min", "sum"),
+    ("maximum", "minimum"),
+    ("argmax", "argmin"),
+    ("cumsum", "cumprod"),
+    ("sin", "cos"),
+)
+
+
+def _function_alternatives(name: str) -> list[str]:
+    prefix, _, short = name.rpartition(".")
+    if prefix not in ("tl", "tl.math", "torch", "libdevice", "tl.extra.cuda.libdevice"):
+        return []
+    for family in _FUNCTION_FAMILIES:
+        if short in family:
+            return [f"{prefix}.{other}" for other in family if other != short]
+    return []
+
+
+@rule("edit_function", title="function substitution within a family", bug_class="edit:function")
+def edit_function(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    for call in m.findall(fn.body, m.Call()):
+        assert isinstance(call, cst.Call)
+        name = _dotted(call.func)
+        for other in _function_alternatives(name or ""):
+            new = call.with_changes(func=_expr(other))
+            yield tree.edit(call, new, f"{fn.name.value}: {name} -> {other}")
+
+
+# ---------------------------------------------------------------- constants
+
+
+def _reference_numbers(context: RuleContext | None) -> list[float]:
+    """Numbers the reference is built or called with: constructor values and literal call arguments."""
+    if context is None:
+        return []
+    found: list[float] = [
+        float(v)
+        for v in context.init_params().values()
+        if isinstance(v, int | float) and not isinstance(v, bool)
+    ]
+    try:
+        module = ast.parse(context.reference_source)
+    except SyntaxError:
+        return found
+    for cls in module.body:
+        if isinstance(cls, ast.ClassDef) and cls.name == "Model":
+            for node in ast.walk(cls):
+                if isinstance(node, ast.Call):
+                    for arg in [*node.args, *(k.value for k in node.keywords)]:
+                        if isinstance(arg, ast.Constant) and isinstance(arg.value, int | float):
+                            if not isinstance(arg.value, bool):
+                                found.append(float(arg.value))
+    return list(dict.fromkeys(found))
+
+
+@rule("edit_constant", title="a literal becomes 0/1/±1 or a reference constant", bug_class="edit:constant")
+def edit_constant(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    numbers = _reference_numbers(context)
+    for lit in m.findall(fn.body, m.Integer() | m.Float()):
+        assert isinstance(lit, cst.Integer | cst.Float)
+        value = _literal_value(lit)
+        if value is None or _is_axis_or_arange(tree, lit):
+            continue
+        options: list[str] = []
+        if isinstance(lit, cst.Integer):
+            ivalue = int(value)
+            options += [str(ivalue + 1), str(ivalue - 1)] if ivalue < 64 else []
+            options += ["0", "1"]
+        else:
+            options += ["0.0", "1.0", "0.5", "2.0"]
+            options += [repr(float(v)) for v in numbers]
+        for option in dict.fromkeys(options):
+            try:
+                if float(option) == value or (option.startswith("-") and isinstance(lit, cst.Integer)):
+                    continue
+            except ValueError:
+                continue
+            yield tree.edit(lit, _expr(option), f"{fn.name.value}: {lit.value} -> {option}")
+
+
+def _is_axis_or_arange(tree: Tree, lit: cst.CSTNode) -> bool:
+    """Program-id axes and arange starts have edits of their own."""
+    parent = tree.parent(lit)
+    while parent is not None and not isinstance(parent, cst.Call):
+        parent = tree.parent(parent)
+    return isinstance(parent, cst.Call) and _dotted(parent.func) in ("tl.program_id", "tl.num_programs")
+
+
+# ---------------------------------------------------------------- variables
+
+
+def _name_kind(name: str, pids: set[str], masks: set[str], blocks: set[str]) -> str | None:
+    low = name.lower()
+    if name in pids:
+        return "pid"
+    if name in masks or "mask" in low:
+        return "mask"
+    if name in blocks or low.startswith("block") or low.endswith("_block") or "block_size" in low:
+        return "block"
+    if "stride" in low:
+        return "stride"
+    if "ptr" in low or low.endswith("_p"):
+        return "pointer"
+    if low.startswith(("off", "idx", "col", "row", "k_off", "rn", "rm", "rk")) and not low.startswith("n_"):
+        return "index"
+    if low.startswith(("n_", "num_")) or low in {"n", "m", "k", "numel", "size"} or low.endswith("_size"):
+        return "size"
+    if len(name) <= 2 and name.isupper():
+        return "size"
+    return None
+
+
+@rule("edit_variable", title="a name becomes another in-scope name of its kind", bug_class="edit:variable")
+def edit_variable(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    pids = _program_id_names(fn)
+    masks = {t for targets, _ in _assignments(fn.body) for t in targets if "mask" in t.lower()}
+    blocks = _constexpr_params(fn)
+    scope = [p.name.value for p in _params(fn)] + sorted(
+        {t for targets, _ in _assignments(fn.body) for t in targets}
+    )
+    kinds: dict[str, list[str]] = {}
+    for name in dict.fromkeys(scope):
+        kind = _name_kind(name, pids, masks, blocks)
+        if kind is not None:
+            kinds.setdefault(kind, []).append(name)
+    for node in _read_names(fn.body):
+        kind = _name_kind(node.value, pids, masks, blocks)
+        for other in kinds.get(kind or "", []):
+            if other != node.value:
+                yield tree.edit(node, cst.Name(other), f"{fn.name.value}: {node.value} -> {other}")
+
+
+def _read_names(root: cst.CSTNode) -> list[cst.Name]:
+    """Names read as values: not assignment targets, attribute names, keywords or called functions."""
+
+    class Reads(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.found: list[cst.Name] = []
+
+        def visit_Name(self, node: cst.Name) -> None:
+            self.found.append(node)
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Call(self, node: cst.Call) -> bool:
+            for a in node.args:
+                a.visit(self)
+            return False
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> bool:
+            return False
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_For(self, node: cst.For) -> bool:
+            node.iter.visit(self)
+            node.body.visit(self)
+            return False
+
+    reads = Reads()
+    root.visit(reads)
+    return reads.found
+
+
+# ---------------------------------------------------------------- index terms
+
+
+def _terms(op: cst.BinaryOperation) -> list[cst.BaseExpression]:
+    out: list[cst.BaseExpression] = []
+    for side in (op.left, op.right):
+        if isinstance(side, cst.BinaryOperation) and isinstance(side.operator, cst.Add) and not side.lpar:
+            out += _terms(side)
+        else:
+            out.append(side)
+    return out
+
+
+@rule("edit_index_term", title="drop a term or a factor of an index", bug_class="edit:index_term")
+def edit_index_term(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """`a + b*s + c` loses one term; `b * s` loses one factor (an offset or a stride applied wrongly)."""
+    for op in m.findall(fn.body, m.BinaryOperation()):
+        assert isinstance(op, cst.BinaryOperation)
+        parent = tree.parent(op)
+        if isinstance(op.operator, cst.Add) and not (
+            isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Add) and not op.lpar
+        ):
+            terms = _terms(op)
+            if len(terms) < 2:
+                continue
+            for i in range(len(terms)):
+                rest = " + ".join(_render(t) for j, t in enumerate(terms) if j != i)
+                new = _expr(f"({rest})" if op.lpar else rest)
+                yield tree.edit(op, new, f"{fn.name.value}: drop {_render(terms[i])} from {tree.code(op)}")
+        elif isinstance(op.operator, cst.Multiply) and _names(op):
+            for keep in (op.left, op.right):
+                if _names(keep):
+                    yield tree.edit(op, keep, f"{fn.name.value}: {tree.code(op)} -> {_render(keep)}")
+
+
+# ---------------------------------------------------------------- reduction axis and extent, dtype
+
+
+@rule("edit_reduction", title="reduction axis or arange extent", bug_class="edit:reduction")
+def edit_reduction(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    reductions = ("tl.sum", "tl.max", "tl.min", "tl.argmax", "tl.argmin", "tl.cumsum", "tl.reduce")
+    for call in _calls(fn.body, *reductions):
+        axis = _arg(call, "axis", 1)
+        if axis is None:
+            for k in ("0", "1"):
+                new = call.with_changes(
+                    args=[*call.args[:1], cst.Arg(_expr(k), keyword=cst.Name("axis"), equal=_EQ)]
+                )
+                yield tree.edit(call, new, f"{fn.name.value}: {_dotted(call.func)}(..., axis={k})")
+        elif isinstance(axis.value, cst.Integer):
+            for k in ("0", "1"):
+                if k != axis.value.value:
+                    new = tree.replace(axis.value, axis.value.with_changes(value=k))
+                    yield Edit(new, tree.line(call), f"{fn.name.value}: axis={k}")
+    blocks = sorted(_constexpr_params(fn))
+    for call in _calls(fn.body, "tl.arange"):
+        stop = _arg(call, "end", 1)
+        if stop is None or not isinstance(stop.value, cst.Name):
+            continue
+        for other in blocks:
+            if other != stop.value.value:
+                new = tree.replace(stop.value, cst.Name(other))
+                yield Edit(new, tree.line(call), f"{fn.name.value}: tl.arange(0, {other})")
+
+
+_EQ = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+_NARROW = {"tl.float16", "tl.bfloat16", "tl.float8e4nv", "tl.int8", "tl.int16", "tl.int32"}
+
+
+@rule("edit_acc_dtype", title="accumulate in float32", bug_class="edit:acc_dtype")
+def edit_acc_dtype(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """A narrow dtype in `tl.zeros`/`.to()`/`dtype=` becomes float32; a load is widened to float32."""
+    for attr in m.findall(fn.body, m.Attribute()):
+        assert isinstance(attr, cst.Attribute)
+        if _dotted(attr) in _NARROW:
+            yield tree.edit(attr, _expr("tl.float32"), f"{fn.name.value}: {tree.code(attr)} -> tl.float32")
+    for load in _calls(fn.body, "tl.load"):
+        parent = tree.parent(load)
+        if isinstance(parent, cst.Attribute) and parent.attr.value == "to":
+            continue
+        new = _expr(f"{tree.code(load)}.to(tl.float32)")
+        yield tree.edit(load, new, f"{fn.name.value}: widen a load to float32")
+
+
+# ---------------------------------------------------------------- host side: grids and layouts
+
+
+def _host_functions(module: cst.Module) -> list[cst.FunctionDef]:
+    """Non-kernel functions that launch a kernel (wrappers and `forward`)."""
+    kernels = set(_kernels(module))
+    return [
+        fn
+        for fn in m.findall(module, m.FunctionDef())
+        if isinstance(fn, cst.FunctionDef) and fn not in kernels and _launches(fn)  # type: ignore[arg-type]
+    ]
+
+
+_VIEWS = {
+    "permute", "transpose", "reshape", "view", "t", "expand", "narrow", "select", "movedim", "unsqueeze",
+    "squeeze", "flatten", "unflatten", "as_strided", "swapaxes", "mT", "T", "expand_as", "view_as",
+}  # fmt: skip
+
+
+def _makes_view(value: cst.BaseExpression) -> bool:
+    """An expression whose result may be a strided view: a view method call, `.T`, or a slice."""
+    node = value
+    if isinstance(node, cst.Call):
+        node = node.func
+    if isinstance(node, cst.Attribute):
+        return node.attr.value in _VIEWS
+    return isinstance(node, cst.Subscript)
+
+
+@rule("edit_contiguous", title="make a tensor handed to a kernel contiguous", bug_class="edit:host_layout",
+      per="module")  # fmt: skip
+def edit_contiguous(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """`.contiguous()` on a view assigned in a wrapper, or just before a launch on a name it is handed."""
+    for fn in _host_functions(tree.module):
+        for stmt in m.findall(fn.body, m.Assign()):
+            assert isinstance(stmt, cst.Assign)
+            if _makes_view(stmt.value) and len(stmt.targets) == 1:
+                new_value = _expr(f"({_render(stmt.value)}).contiguous()")
+                if isinstance(stmt.value, cst.Call | cst.Attribute | cst.Subscript):
+                    new_value = _expr(f"{_render(stmt.value)}.contiguous()")
+                what = f"{fn.name.value}: {tree.code(stmt.targets[0].target)} = ... .contiguous()"
+                yield tree.edit(stmt.value, new_value, what)
+        for launch in _launches(fn):  # type: ignore[arg-type]
+            done: set[str] = set()
+            for arg in launch.args:
+                if not isinstance(arg.value, cst.Name) or arg.value.value in done:
+                    continue
+                name = arg.value.value
+                done.add(name)
+                if name in _scalar_names(fn):
+                    continue
+                inserted = tree.insert_before(launch, f"{name} = {name}.contiguous()")
+                if inserted is not None:
+                    module, line = inserted
+                    yield Edit(module, line, f"{fn.name.value}: {name}.contiguous() before the launch")
+
+
+def _scalar_names(fn: cst.FunctionDef) -> set[str]:
+    """Names that hold Python numbers: annotated int/float, or assigned from shapes, sizes and arithmetic."""
+    out = {
+        p.name.value
+        for p in _params(fn)
+        if p.annotation and _dotted(p.annotation.annotation) in ("int", "float", "bool")
+    }
+    for targets, value in _assignments(fn.body):
+        text = _render(value)
+        if ".shape" in text or ".size(" in text or ".stride(" in text or "numel()" in text:
+            out |= targets
+        elif isinstance(value, cst.Integer | cst.Float | cst.BinaryOperation):
+            out |= targets
+        elif isinstance(value, cst.Call) and _dotted(value.func) in (
+            "triton.next_power_of_2", "triton.cdiv", "min", "max", "int", "float", "len",
+        ):  # fmt: skip
+            out |= targets
+    return out
+
+
+def _grid_tuple(tree: Tree, launch: cst.Call, fn: cst.FunctionDef) -> cst.Tuple | None:
+    """The grid's tuple: written in the launch, a lambda's body, or the value of the name it uses."""
+    assert isinstance(launch.func, cst.Subscript)
+    grid = launch.func.slice[0].slice
+    expr = grid.value if isinstance(grid, cst.Index) else None
+    if isinstance(expr, cst.Name):
+        for targets, value in _assignments(fn.body):
+            if expr.value in targets:
+                expr = value
+    if isinstance(expr, cst.Lambda):
+        expr = expr.body
+    return expr if isinstance(expr, cst.Tuple) else None
+
+
+@rule("edit_grid", title="grid size or dimension edits", bug_class="edit:grid", per="module")
+def edit_grid(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """Each grid entry becomes another size of the wrapper (or its blocks' count); a dimension is added."""
+    for fn in _host_functions(tree.module):
+        sizes = sorted(n for n in _scalar_names(fn) if not n.isupper() or len(n) <= 2)
+        blocks = sorted(n for n in _scalar_names(fn) if "block" in n.lower())
+        for launch in _launches(fn):  # type: ignore[arg-type]
+            grid = _grid_tuple(tree, launch, fn)
+            if grid is None:
+                continue
+            entries = [e.value for e in grid.elements]
+            options = sizes + [f"triton.cdiv({s}, {b})" for s in sizes for b in blocks]
+            for i, entry in enumerate(entries):
+                for option in options:
+                    if option != _render(entry):
+                        yield tree.edit(entry, _expr(option), f"{fn.name.value}: grid[{i}] = {option}")
+            if len(entries) < 3:
+                for option in sizes:
+                    new = _expr("(" + ", ".join([*(_render(e) for e in entries), option]) + ",)")
+                    yield tree.edit(grid, new, f"{fn.name.value}: grid gets a dimension {option}")
+
+
+EDITS: dict[str, Rule] = {r.id: r for r in rules_of(__name__)}
+
+# Cheaper-to-believe edit types first within one statement (one line may carry many edits).
+_TYPE_ORDER = (
+    "edit_contiguous", "mut_add_mask", "mut_load_other", "mut_compare", "mut_bound_pm1", "edit_grid",
+    "mut_program_id", "edit_reduction", "edit_acc_dtype", "edit_variable", "edit_index_term", "mut_swap_args",
+    "edit_function", "edit_operator", "mut_literal", "edit_constant",
+)  # fmt: skip
+
+
+def statement_spans(source: str) -> list[tuple[int, int]]:
+    """(first, last) lines of every simple statement and compound-statement header in the source."""
+    try:
+        module = ast.parse(source)
+    except SyntaxError:
+        return []
+    spans = []
+    for node in ast.walk(module):
+        if isinstance(node, ast.stmt) and not isinstance(node, ast.FunctionDef | ast.ClassDef):
+            body = getattr(node, "body", None)
+            end = body[0].lineno - 1 if isinstance(body, list) and body else node.end_lineno
+            spans.append((node.lineno, max(node.lineno, end or node.lineno)))
+    return spans
+
+
+def generate(
+    source: str,
+    context: RuleContext | None = None,
+    ranked_lines: Sequence[int] | None = None,
+    only_ranked: bool = False,
+    extra: dict[str, Rule] | None = None,
+) -> list[Rewrite]:
+    """Every edit of the space (and of `extra` rules, e.g. the mutations), best-ranked statement first.
+
+    `ranked_lines` are statement lines, most suspect first; an edit ranks by the statement holding its line.
+    Unranked edits follow (or are dropped with `only_ranked`). Within a statement, `_TYPE_ORDER` decides.
+    """
+    rules = {**EDITS, **(extra or {})}
+    spans = statement_spans(source)
+    rank: dict[int, int] = {}
+    for r, line in enumerate(ranked_lines or []):
+        for lo, hi in spans:
+            if lo <= line <= hi:
+                for x in range(lo, hi + 1):
+                    rank.setdefault(x, r)
+        rank.setdefault(line, r)
+    order = {rid: i for i, rid in enumerate(_TYPE_ORDER)}
+    seen, out = {source}, []
+    if _tree(source) is None:
+        return []
+    for item in rules.values():
+        for rewrite in item.apply(source, context):
+            if rewrite.source in seen:
+                continue
+            if only_ranked and rewrite.line not in rank:
+                continue
+            seen.add(rewrite.source)
+            out.append(rewrite)
+    big = len(rank) + 1
+    out.sort(key=lambda rw: (rank.get(rw.line, big), order.get(rw.rule, len(order))))
+    return out
