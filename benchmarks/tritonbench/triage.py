@@ -1,0 +1,344 @@
+"""Triage TritonBench generations with our own judge: which pass, which are near-misses, which crash.
+
+    python benchmarks/tritonbench/triage.py --snapshot /work/.mirror/thunlp+TritonBench/repo \
+        [--files LLM_generated/Bench_T_coder_specific/deepseek.jsonl,...] [--parallel 2] [--timeout 150] \
+        [--until 13:30] [--near-misses 45] [--crashes 60]
+
+Every record of the given JSONL files (default: all of ``LLM_generated/Bench_T_coder_specific/``; NEVER
+``Bench_T_general_purpose/``, held out) is imported as a problem (``import_tritonbench``: the references
+come from ``specs.json`` via ``build.write_references``) under ``_work/`` (gitignored), records with no
+``@triton.jit`` or the same code as an earlier record of the same operator skipped. Then ``kmedic check
+--json --tier light`` (sandboxed, CPU interpreter) judges them, ``--parallel`` at a time, in an order that
+spreads them over operators and files (round robin by operator), until the quotas or the clock say stop.
+Results go to ``triage.jsonl`` beside this script, one line per record, so a rerun resumes.
+
+Classes (``classify``):
+- ``pass``; ``near_miss``: verdict ``mismatch`` (it runs, right shape and dtype, wrong numbers);
+- ``crash``: ``compile_error``, ``runtime_error``, ``shape_mismatch``, ``dtype_mismatch``, ``timeout``,
+  ``crash``
+  (and a candidate import-time failure reported as ``invalid_problem`` by a judge that predates issue 18);
+  CUDA-only calls in the generation (``.cuda()``, ``torch.cuda.*``, ``device='cuda'``) are crashes: on this
+  machine that wrapper is simply wrong;
+- ``interpreter_only``: a crash whose error is a limitation of Triton's CPU interpreter rather than of the
+  kernel (``interpreter_limitation``): a NotImplementedError or "not supported" raised from
+  ``triton/runtime/interpreter.py``, or an error naming the interpreter, raised below the kernel. These are
+  kept out of the crash corpus;
+- ``missing_dependency``: the generation imports a package that is neither Triton nor torch (``flag_gems``);
+  not a kernel bug, kept out of the crash corpus;
+- ``invalid``: the reference or our wrapper failed (``invalid_problem`` that is not the candidate's import).
+
+The crash class after the verdict is the judge's own (``report["crash"]["class"]``, issue 18) if any.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import build  # noqa: E402  (the sibling builder: references from specs)
+from kernel_medic.graph.drivers.import_tritonbench import import_tritonbench  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+WORK = HERE / "_work"
+RESULTS = HERE / "triage.jsonl"
+KMEDIC = Path(sys.executable).parent / "kmedic"
+HELD_OUT = "LLM_generated/Bench_T_general_purpose"
+DEFAULT_DIR = "LLM_generated/Bench_T_coder_specific"
+CRASH_VERDICTS = {"compile_error", "runtime_error", "shape_mismatch", "dtype_mismatch", "timeout", "crash"}
+_INTERPRETER = re.compile(
+    r"interpreter\.py.*\n.*(NotImplementedError|not (?:yet )?supported)|"
+    r"(not (?:yet )?supported|unsupported)[^\n]*interpret|"
+    r"interpret[^\n]*(not (?:yet )?supported|unsupported)",
+    re.I,
+)
+_CUDA_ONLY = re.compile(
+    r"torch\.cuda|\.cuda\(|device\s*=\s*['\"]cuda|Torch not compiled with CUDA|CUDA", re.I
+)
+
+
+def model_of(file: str) -> str:
+    """The model (and setting) a JSONL file holds, from its name: deepseek_rag.jsonl -> deepseek_rag."""
+    return Path(file).stem
+
+
+def list_files(snapshot: Path, folder: str) -> list[str]:
+    if folder.rstrip("/").startswith(HELD_OUT):
+        raise ValueError(f"{folder} is held out")
+    out = subprocess.run(
+        ["git", "-C", str(snapshot), "ls-tree", "--name-only", "HEAD", f"{folder.rstrip('/')}/"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return [f for f in out if f.endswith(".jsonl")]
+
+
+def first_error(report: dict[str, Any]) -> str:
+    for case in report.get("cases") or []:
+        if case.get("error"):
+            return str(case["error"])
+    return str(report.get("error") or "")
+
+
+def classify(report: dict[str, Any]) -> tuple[str, str]:
+    """(class, one-line error class) of a `kmedic check --json` report (see the module docstring)."""
+    verdict = report.get("verdict", "invalid_problem")
+    error = first_error(report) or str(report.get("error") or "")
+    crash = report.get("crash") if isinstance(report.get("crash"), dict) else {}
+    last = next((line.strip() for line in reversed(error.splitlines()) if line.strip()), "")
+    kind = re.search(r"([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning))", last)
+    short = crash.get("exception") or (kind.group(1) if kind else last[:60]) or verdict
+    label = f"{crash['class']}: {short}" if crash.get("class") else short
+    if verdict == "pass":
+        return "pass", "pass"
+    if verdict == "mismatch":
+        return "near_miss", "mismatch"
+    missing = re.search(r"No module named '([\w.]+)'", error)
+    if missing and missing.group(1).split(".")[0] not in ("triton", "torch"):
+        # The generation imports a package that is not Triton or torch (flag_gems...): not a kernel bug.
+        return "missing_dependency", f"{verdict}: no module {missing.group(1).split('.')[0]}"
+    if verdict == "invalid_problem":
+        if "candidate" in error and ("import" in error or "SyntaxError" in error):
+            return "crash", f"compile_error: {label}"
+        return "invalid", f"invalid_problem: {short}"
+    if verdict in CRASH_VERDICTS:
+        limited = crash.get("class") == "interpreter_limitation" or (
+            not crash and _INTERPRETER.search(error) is not None
+        )
+        if limited and not _CUDA_ONLY.search(error):
+            return "interpreter_only", f"{verdict}: interpreter_limitation: {short}"
+        return "crash", f"{verdict}: {label}"
+    return "invalid", f"{verdict}: {short}"
+
+
+def check(folder: Path, timeout: float) -> dict[str, Any]:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    start = time.time()
+    try:
+        proc = subprocess.run(
+            [str(KMEDIC), "check", "--json", "--tier", "light", "--workers", "1", str(folder)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+        )
+    except subprocess.TimeoutExpired:
+        return {"verdict": "timeout", "error": f"kmedic check exceeded {timeout:.0f} s", "wall_s": timeout}
+    try:
+        report = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (json.JSONDecodeError, IndexError):
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        report = {"verdict": "invalid_problem", "error": f"check failed: {tail}"}
+    report["wall_s"] = round(time.time() - start, 2)
+    return report
+
+
+def order(problems: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Round robin over operators (files interleaved within an operator), so a partial run spreads."""
+    by_op: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for p in problems:
+        by_op[p["op"]].append(p)
+    for items in by_op.values():
+        items.sort(key=lambda p: (p["record"], p["file"]))
+        # interleave files: the n-th record of each file before the (n+1)-th of any
+        seen: Counter[str] = Counter()
+        ranked = []
+        for p in items:
+            ranked.append((seen[p["file"]], p["file"], p))
+            seen[p["file"]] += 1
+        items[:] = [p for _, _, p in sorted(ranked, key=lambda r: (r[0], r[1]))]
+    queue, depth = [], 0
+    ops = sorted(by_op)
+    while any(len(by_op[o]) > depth for o in ops):
+        queue += [by_op[o][depth] for o in ops if len(by_op[o]) > depth]
+        depth += 1
+    return queue
+
+
+def prepare(snapshot: Path, files: list[str]) -> list[dict[str, Any]]:
+    specs = json.loads(build.SPECS.read_text())
+    refs = build.write_references(snapshot, specs, WORK / "references")
+    problems = []
+    for file in files:
+        if HELD_OUT in file:
+            raise ValueError(f"{file} is held out")
+        local = WORK / "jsonl" / file.replace("/", "__")
+        local.parent.mkdir(parents=True, exist_ok=True)
+        local.write_text(build.git_show(snapshot, file))
+        target = WORK / "problems" / model_of(file)
+        folders = import_tritonbench(local, WORK / "references", target)
+        for folder in folders:
+            src = dict(line.split(" = ", 1) for line in (folder / "source.toml").read_text().splitlines())
+            problems.append(
+                {
+                    "file": file,
+                    "record": int(src["record"]),
+                    "op": json.loads(src["op"]),
+                    "model": model_of(file),
+                    "folder": str(folder),
+                }
+            )
+        print(f"{file}: {len(folders)} problems ({len(refs)} references)", flush=True)
+    return problems
+
+
+MANIFEST_HEADER = """\
+# {title}
+# Records of github:thunlp/TritonBench (pinned commit below) that our judge classed `{cls}` when triaged by
+# benchmarks/tritonbench/triage.py (kmedic check --tier light, CPU interpreter). No third-party code here:
+# `python benchmarks/tritonbench/build.py --snapshot <git dir> --corpus {corpus}` writes the case folders.
+# looked_at_for_rules: nobody read these candidates before the first measurement (issue 16's split).
+snapshot_commit = "{commit}"
+"""
+
+
+def case_id(row: dict[str, Any]) -> str:
+    return f"tb_{row['op']}_{row['model']}_r{row['record']:04d}"
+
+
+def select(rows: list[dict[str, Any]], cls: str, limit: int, per_op: int) -> list[dict[str, Any]]:
+    """Up to `limit` rows of class `cls`, at most `per_op` per operator, error classes interleaved."""
+    pool = sorted((r for r in rows if r["class"] == cls), key=lambda r: (r["op"], r["file"], r["record"]))
+    by_class: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in pool:
+        by_class[r["error_class"]].append(r)
+    chosen: list[dict[str, Any]] = []
+    per: Counter[str] = Counter()
+    while len(chosen) < limit and any(by_class.values()):
+        for key in sorted(by_class):
+            while by_class[key]:
+                r = by_class[key].pop(0)
+                if per[r["op"]] < per_op:
+                    chosen.append(r)
+                    per[r["op"]] += 1
+                    break
+            if len(chosen) >= limit:
+                break
+    return sorted(chosen, key=case_id)
+
+
+def write_manifest(path: Path, rows: list[dict[str, Any]], title: str, cls: str, corpus: str) -> None:
+    text = MANIFEST_HEADER.format(title=title, cls=cls, corpus=corpus, commit=build.PINNED_COMMIT)
+    for r in rows:
+        text += (
+            f"\n[[case]]\nid = {json.dumps(case_id(r))}\nfile = {json.dumps(r['file'])}\n"
+            f"record = {r['record']}\nmodel = {json.dumps(r['model'])}\nop = {json.dumps(r['op'])}\n"
+            f"verdict = {json.dumps(r['verdict'])}\nerror_class = {json.dumps(r['error_class'])}\n"
+            "looked_at_for_rules = false\n"
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def manifests(crashes: int, near_misses: int, per_op: int) -> None:
+    rows = [json.loads(line) for line in RESULTS.read_text().splitlines()]
+    crash_rows = select(rows, "crash", crashes, per_op)
+    near_rows = select(rows, "near_miss", near_misses, per_op)
+    write_manifest(
+        build.BENCHMARKS / "crashes" / "manifest.toml",
+        crash_rows,
+        "Crash corpus (issue 18): generations that fail to compile or run",
+        "crash",
+        "crashes",
+    )
+    write_manifest(
+        build.BENCHMARKS / "realworld" / "manifest.toml",
+        near_rows,
+        "Real-world near-miss corpus (issue 16): generations that run and compute wrong numbers",
+        "near_miss",
+        "realworld",
+    )
+    print(f"manifests: {len(crash_rows)} crashes, {len(near_rows)} near-misses")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--snapshot", required=True, type=Path)
+    parser.add_argument("--files", default="", help="comma-separated JSONL paths in the snapshot")
+    parser.add_argument("--parallel", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=150.0)
+    parser.add_argument("--until", default="", help="HH:MM UTC: start no check after this")
+    parser.add_argument("--near-misses", type=int, default=45)
+    parser.add_argument("--crashes", type=int, default=60)
+    parser.add_argument("--limit", type=int, default=0, help="at most this many new checks")
+    parser.add_argument(
+        "--manifests",
+        action="store_true",
+        help="only write benchmarks/{crashes,realworld}/manifest.toml from triage.jsonl",
+    )
+    parser.add_argument("--max-crashes", type=int, default=60)
+    parser.add_argument("--max-near-misses", type=int, default=60)
+    parser.add_argument("--per-op", type=int, default=3, help="at most this many cases of one operator")
+    args = parser.parse_args(argv)
+    if args.manifests:
+        manifests(args.max_crashes, args.max_near_misses, args.per_op)
+        return 0
+    files = [f for f in args.files.split(",") if f] or list_files(args.snapshot, DEFAULT_DIR)
+    problems = order(prepare(args.snapshot, files))
+    done = {}
+    if RESULTS.exists():
+        for line in RESULTS.read_text().splitlines():
+            row = json.loads(line)
+            done[(row["file"], row["record"])] = row
+    counts = Counter(r["class"] for r in done.values())
+    lock = threading.Lock()
+    deadline = None
+    if args.until:
+        hh, mm = (int(x) for x in args.until.split(":"))
+        now = dt.datetime.now(dt.timezone.utc)
+        deadline = now.replace(hour=hh, minute=mm, second=0, microsecond=0)
+    todo = [p for p in problems if (p["file"], p["record"]) not in done]
+    if args.limit:
+        todo = todo[: args.limit]
+    print(f"{len(problems)} problems, {len(done)} already triaged, {len(todo)} to go", flush=True)
+
+    def enough() -> bool:
+        late = deadline is not None and dt.datetime.now(dt.timezone.utc) >= deadline
+        return late or (counts["near_miss"] >= args.near_misses and counts["crash"] >= args.crashes)
+
+    def one(p: dict[str, Any]) -> None:
+        if enough():
+            return
+        report = check(Path(p["folder"]), args.timeout)
+        cls, error_class = classify(report)
+        row = {
+            **{k: p[k] for k in ("file", "record", "model", "op")},
+            "verdict": report.get("verdict"),
+            "class": cls,
+            "error_class": error_class,
+            "score": report.get("score"),
+            "wall_s": report.get("wall_s"),
+            "error": first_error(report).strip().splitlines()[-1][:300]
+            if first_error(report).strip()
+            else "",
+        }
+        with lock:
+            counts[cls] += 1
+            with RESULTS.open("a") as fh:
+                fh.write(json.dumps(row) + "\n")
+            print(
+                f"[{sum(counts.values())}] {p['model']} r{p['record']} {p['op']}: {cls} ({error_class})"
+                f" {row['wall_s']}s  {dict(counts)}",
+                flush=True,
+            )
+
+    with ThreadPoolExecutor(max_workers=max(1, args.parallel)) as pool:
+        list(pool.map(one, todo))
+    print(json.dumps(dict(counts)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
