@@ -30,9 +30,14 @@ def evaluate(state: RepairState) -> dict[str, Any]:
     )
     if report.verdict == "invalid_problem":
         return {"status": "invalid", "stop_reason": "invalid_problem", "error": report.error or ""}
-    return {
+    delta: dict[str, Any] = {
         "best_score": report.score,
         "best_verdict": report.verdict,
         "best_report": data,
         "initial_report": data,
     }
+    if (report.crash or {}).get("class") == "interpreter_limitation":
+        # Not the kernel's bug: labelled, never "repaired" (the graph ends here, see builder.after_evaluate).
+        evidence = report.crash["evidence"]
+        delta.update(status="unrepaired", stop_reason="interpreter_limitation", error=evidence)
+    return delta

@@ -6,6 +6,7 @@ from typing import Any
 
 from kernel_medic.graph.runtime import chat_model_for, config_of, evaluator_for, problem_for, traced
 from kernel_medic.graph.state import RepairState
+from kernel_medic.tools.repair.crash_patcher import CrashPatcher
 from kernel_medic.tools.repair.patchers import (
     HybridPatcher,
     LLMPatcher,
@@ -42,6 +43,12 @@ def patch(state: RepairState) -> dict[str, Any]:
         patch_counts=state.get("patches_per_hypothesis") or {},
         patch_cap=config.patches_per_hypothesis,
     )
+    if request.report.get("crash") and config.strategy != "llm":
+        # A crash: the crash rules first, ranked by how far each fix gets; the LLM (hybrid) when none applies.
+        offline = _offline(state, mutations=False)
+        outcome = CrashPatcher(offline.evaluate, offline.workers, offline.namespace).propose(request)
+        if outcome.proposal is not None or config.strategy == "offline":
+            return _delta(outcome)
     if config.strategy == "offline":
         outcome = _offline(state, mutations=True).propose(request)
     elif config.strategy == "llm":

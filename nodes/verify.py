@@ -6,6 +6,7 @@ from typing import Any
 
 from kernel_medic.graph.runtime import config_of, evaluator_for, problem_for, traced
 from kernel_medic.graph.state import Attempt, RepairState
+from kernel_medic.tools.evaluation import crashes
 from kernel_medic.tools.evaluation.evaluate import EvalReport
 from kernel_medic.tools.repair.edits import diff_stats, unified_diff
 from kernel_medic.tools.trace import append_event, digest, source_hash
@@ -24,7 +25,11 @@ def verify(state: RepairState) -> dict[str, Any]:
     # that ties may still fix what only the full tier exercises (layouts, odd shapes, magnitudes).
     if light.verdict == "pass" or light.score >= best_light:
         report = _run(evaluator.evaluate(problem, tier="full"), state, "full")
-    improved = report.tier == "full" and report.score > state.get("best_score", -1.0)
+    best_score = state.get("best_score", -1.0)
+    # A crash scores 0 whatever its cause: at an equal score, a crash that got further is progress too.
+    best_report = state.get("best_report") or {}
+    moved_on = report.score == best_score and crashes.progress(best_report, report.to_dict())
+    improved = report.tier == "full" and (report.score > best_score or moved_on)
     diff = unified_diff(state["best_source"], source, path=problem.candidate_path.name)
     attempt: Attempt = {
         "iteration": state.get("iterations", 0),

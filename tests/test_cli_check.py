@@ -67,8 +67,14 @@ def test_bad_inputs_are_one_line_and_exit_2(tmp_path: Path) -> None:
     assert "ModelNew" in _bad(tmp_path, str(no_model))
     assert "does-not-exist" in _bad(tmp_path, str(tmp_path / "does-not-exist"))
     crash = write_problem(tmp_path / "crash", scale_candidate(("import triton\n", "import triton\n1 / 0\n")))
-    assert "import-time crash" in _bad(tmp_path, str(crash), "--tier", "light")
     assert "invalid choice" in _bad(tmp_path, str(crash), "--device", "tpu")
+    # A candidate that crashes at import is a failing candidate (exit 1) with its line, not bad input.
+    proc = kmedic("check", str(crash), "--tier", "light", "--json")
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["verdict"] == "compile_error" and data["crash"]["class"] == "import_error"
+    assert data["crash"]["line"] == 4 and data["crash"]["code"] == "1 / 0"
+    assert data["cases"][0]["crash"]["exception"] == "ZeroDivisionError"
 
 
 def test_help_describes_the_command() -> None:

@@ -98,11 +98,14 @@ def test_segfault_is_a_crash_and_the_pool_keeps_serving(evaluator: Evaluator, tm
     assert evaluate(evaluator, write_problem(tmp_path / "good", scale_candidate())).verdict == "pass"
 
 
-def test_import_time_crash_is_invalid_problem(evaluator: Evaluator, tmp_path: Path) -> None:
+def test_import_time_crash_is_a_compile_error_with_its_line(evaluator: Evaluator, tmp_path: Path) -> None:
+    # The candidate's own failure is a crash verdict (repairable), not bad input: only the reference is that.
     cand = scale_candidate(("import triton\n", "import triton\nraise RuntimeError('boom at import')\n"))
     report = evaluate(evaluator, write_problem(tmp_path, cand))
-    assert report.verdict == "invalid_problem"
+    assert report.verdict == "compile_error"
     assert "import-time crash" in (report.error or "") and "boom at import" in (report.error or "")
+    assert report.crash is not None and report.crash["class"] == "import_error"
+    assert report.crash["line"] == 4 and report.crash["code"] == "raise RuntimeError('boom at import')"
 
 
 def test_reference_that_fails_is_invalid_problem(evaluator: Evaluator, tmp_path: Path) -> None:

@@ -217,6 +217,7 @@ def check_json(report: EvalReport) -> dict[str, Any]:
             "wall_s": round(c.wall_s, 3),
             "counted": c.counted,
             "tolerance": c.tolerance,
+            "crash": c.crash,
         }
         for c in report.cases
     ]
@@ -267,6 +268,8 @@ def format_report(problem: Problem, report: EvalReport) -> str:
             f"{c.mismatch_fraction:>7.1%}  {where}"
         )
     lines.append(f"tolerance: {_tolerance_line(report)}")
+    if report.crash:
+        lines += ["", crash_line(report.crash, problem.candidate_path.name)]
     if report.symptoms:
         lines += ["", "symptoms:"] + [f"  - {s}" for s in report.symptoms]
     if report.warnings:
@@ -276,6 +279,16 @@ def format_report(problem: Problem, report: EvalReport) -> str:
     if report.notes:
         lines += ["", "backend notes:"] + [f"  - {n}" for n in report.notes]
     return "\n".join(lines)
+
+
+def crash_line(crash: dict[str, Any], filename: str = "candidate.py") -> str:
+    """One line: the crash class, where it happened in the candidate, the exception and the evidence."""
+    where = f"{filename}:{crash['line']}" if crash.get("line") else filename
+    code = f" `{crash['code']}`" if crash.get("code") else ""
+    exc = f" {crash['exception']}: {crash['message']}" if crash.get("exception") else f" {crash['message']}"
+    limitation = crash["class"] == "interpreter_limitation"
+    label = " (a CPU-interpreter limitation, not repaired)" if limitation else ""
+    return f"crash: {crash['class']}{label} at {where}{code} --{exc}"
 
 
 def _repair(args: argparse.Namespace) -> int:

@@ -33,6 +33,10 @@ def evidence(report: dict[str, Any]) -> list[str]:
     for case in failing:
         if case.get("verdict") in ("shape_mismatch", "dtype_mismatch", "runtime_error", "compile_error"):
             add(case["verdict"])
+        if case.get("crash"):
+            add(
+                case["crash"]["class"]
+            )  # the crash class (api_drift, wrapper_launch_error...) names its rules
         if case.get("pattern") not in (None, "none"):
             add(case["pattern"])
         for rel in case.get("relationships") or []:
@@ -105,6 +109,9 @@ def hypotheses(
     candidate `source`, its static features add weight and a location ("candidate.py:LINE"); probe
     `findings` ({supports, refutes}) add or remove weight.
     """
+    crash = report.get("crash") or {}
+    if crash:
+        return _crash_hypotheses(crash, report, source, findings, filename)
     base = _report_hypotheses(report)
     if source is None and not findings:
         return base
@@ -138,6 +145,51 @@ def hypotheses(
         )
     # Stable on ties: the report-only order (rule registry order) breaks them.
     return sorted(scored, key=lambda h: -h["confidence"])
+
+
+def _crash_hypotheses(
+    crash: dict[str, Any],
+    report: dict[str, Any],
+    source: str | None,
+    findings: list[dict[str, Any]] | None,
+    filename: str,
+) -> list[dict[str, Any]]:
+    """A crash hides every numeric symptom: its class is the first hypothesis, at the line the crash names,
+    with that class's rules; the other crash classes' rules follow (a crash often has a second cause).
+    A CPU-interpreter limitation gets no hypothesis: it is not the kernel's bug and is never repaired."""
+    klass = crash.get("class", "other")
+    if klass == "interpreter_limitation":
+        return []
+    crash_classes = list(
+        dict.fromkeys(
+            r.bug_class
+            for r in RULES.values()
+            if "compile_error" in r.symptoms or r.bug_class == "output_allocation"
+        )
+    )
+    line = crash.get("line")
+    first = {
+        "bug_class": klass,
+        "confidence": 1.0,
+        "evidence": [crash.get("evidence", "")],
+        "location": f"{filename}:{line}" if line else None,
+        "rules": _rules_for(klass),
+    }
+    others = [
+        {
+            "bug_class": c,
+            "confidence": 0.3,
+            "evidence": [f"a second crash cause is possible after: {crash.get('evidence', '')}"],
+            "location": None,
+            "rules": _rules_for(c),
+        }
+        for c in crash_classes
+        if c != klass
+    ]
+    if klass not in crash_classes and not first["rules"]:
+        # `other`/`type_mismatch`: no rule of its own, every crash rule is a candidate
+        first["rules"] = [r for c in crash_classes for r in _rules_for(c)]
+    return [first, *others]
 
 
 def _location(features: list[Feature], filename: str) -> str | None:

@@ -305,7 +305,11 @@ class Evaluator:
                 )
             verdict: Verdict = "compile_error" if err["from_triton"] else "runtime_error"
             return CaseResult(
-                name, verdict, numel=numel, error=f"{err['phase']}: {line}", wall_s=outcome.wall_s,
+                name,
+                verdict,
+                numel=numel,
+                error=f"{err['phase']}: {line}",
+                wall_s=outcome.wall_s,
                 crash=crash,
             )
         if self.device == "cpu":  # canaries and inputs as read from the evidence file, not as the job says
@@ -562,6 +566,10 @@ def _report(
         for s in case.symptoms:
             if s not in symptoms:
                 symptoms.append(s)
+    crash = crashes.summary(cases) if verdict in crashes.CRASH_VERDICTS else None
+    if crash and crash["phase"] != "output":  # the output's own symptom already says what is wrong with it
+        where = f" at line {crash['line']} `{crash['code'][:80]}`" if crash.get("line") else ""
+        symptoms.insert(0, f"crash ({crash['class']}){where}: {crash['exception']}: {crash['message']}")
     failing = {c.name for c in judged if c.verdict != "pass"}
     if failing and len(failing) < len(judged):
         passing = [c.name for c in judged if c.verdict == "pass"]
@@ -578,5 +586,5 @@ def _report(
         wall_s=round(time.monotonic() - start, 3),
         error=error,
         warnings=warnings or [],
-        crash=crashes.summary(cases) if verdict in crashes.CRASH_VERDICTS else None,
+        crash=crash,
     )

@@ -153,7 +153,48 @@ def _describe(err: PhaseError) -> dict[str, Any]:
         "message": message[0] if message else "",
         "from_triton": from_triton,
         "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-12:]),
+        **_crash_site(exc),
     }
+
+
+def _crash_site(exc: BaseException) -> dict[str, Any]:
+    """Where the user's file was when `exc` was raised, for the caller to explain the crash (crashes.py).
+
+    The interpreter re-raises a kernel's error as an InterpreterError from its own frames, so the chain of
+    causes is walked: `frames` are the (line, function) of every frame in a file this harness wrote
+    (`kmedic-src-*`), outermost first, over the whole chain; `cause` is the innermost exception's type and
+    message (the real one); `raised_in` the file it was raised in; a Triton CompilationError adds its
+    kernel-relative line and the kernel's first source line.
+    """
+    chain: list[BaseException] = []
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen and len(chain) < 8:
+        seen.add(id(cur))
+        chain.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    frames: list[list[Any]] = []
+    for item in chain:  # a wrapper's traceback holds the outer frames, its cause's the deeper ones
+        for frame in traceback.extract_tb(item.__traceback__):
+            if "kmedic-src-" in frame.filename and [frame.lineno, frame.name] not in frames:
+                frames.append([frame.lineno, frame.name])
+    if isinstance(exc, SyntaxError) and exc.lineno and "kmedic-src-" in (exc.filename or ""):
+        frames.append([exc.lineno, "<module>"])
+    inner = chain[-1]
+    inner_tb = traceback.extract_tb(inner.__traceback__)
+    site: dict[str, Any] = {
+        "frames": frames[-16:],
+        "cause": f"{type(inner).__name__}: {str(inner).strip()[:600]}",
+        "cause_module": type(inner).__module__,
+        "raised_in": inner_tb[-1].filename if inner_tb else "",
+        "detail": str(exc).strip()[:2000],
+    }
+    node = getattr(exc, "node", None)
+    src = getattr(exc, "src", None)
+    if node is not None and isinstance(getattr(node, "lineno", None), int) and isinstance(src, str):
+        site["kernel_line"] = node.lineno
+        site["kernel_first_line"] = src.strip().splitlines()[0] if src.strip() else ""
+    return site
 
 
 def _import_source(source: str, filename: str) -> ModuleType:

@@ -10,6 +10,7 @@ reduction mode).
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -36,11 +37,24 @@ class RuleContext:
     reference_source: str = ""
     init_args: tuple[Any, ...] = ()
     output_dtype: str = ""  # the reference output's dtype ("int64"), when an evaluation reported it
+    # The report's crash record as JSON (crash rules read it through `crash`); "" when nothing crashed.
+    crash_json: str = ""
 
     @classmethod
     def from_reference(cls, reference_source: str, report: dict[str, Any] | None = None) -> RuleContext:
         """Read `get_init_inputs()` statically (literals, module constants): the reference never runs here."""
-        return cls(reference_source, _static_init_args(reference_source), _reference_dtype(report or {}))
+        crash = (report or {}).get("crash") if isinstance(report, dict) else None
+        return cls(
+            reference_source,
+            _static_init_args(reference_source),
+            _reference_dtype(report or {}),
+            json.dumps(crash, sort_keys=True, default=str) if crash else "",
+        )
+
+    @property
+    def crash(self) -> dict[str, Any]:
+        """The crash the candidate shows (class, line, exception, message...): crash rules act only on one."""
+        return json.loads(self.crash_json) if self.crash_json else {}
 
     def init_params(self) -> dict[str, Any]:
         """The reference Model's constructor arguments by name: the values passed, else the defaults."""

@@ -8,6 +8,8 @@ from kernel_medic.tools.repair.rules import (
     conv_layout,
     conv_sizes,
     conv_windows,
+    crash_api,
+    crash_launch,
     formula,
     host,
     index,
@@ -26,6 +28,16 @@ from kernel_medic.tools.repair.rules.base import Rewrite, Rule, RuleContext, _tr
 RULES: dict[str, Rule] = {
     rule.id: rule
     for rule in (
+        # Crash rules first: they act only on a reported crash, and a crash hides every other symptom.
+        crash_api.api_moves_rule,
+        crash_api.missing_import,
+        crash_api.drop_import_time_code,
+        crash_launch.grid_tuple,
+        crash_launch.host_device,
+        crash_launch.launch_arguments,
+        crash_launch.pow2_block,
+        crash_launch.add_constexpr,
+        crash_launch.output_allocation,
         numerics.neutral_other_max,
         masks.mask_le_to_lt,
         masks.store_mask,

@@ -1,0 +1,190 @@
+"""Crash rules for the module as a whole: Triton API drift, missing imports, demo code run at import.
+
+Each acts only when the evaluation reported a crash (`RuleContext.crash`), so they never add noise to a
+near-miss search. The API table is data (`triton_api_moves.toml`): old module prefixes (`tl.libdevice`,
+`tl.math`...), renamed functions and where every libdevice function lives in Triton 3.x.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import libcst as cst
+import libcst.matchers as m
+from kernel_medic.tools.repair.rules.base import Edit, RuleContext, Tree, _dotted, _expr, rule, rules_of
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+MOVES_FILE = Path(__file__).with_name("triton_api_moves.toml")
+
+# NameError -> the import that defines the name (what generated kernels forget most).
+IMPORTS = {
+    "torch": "import torch",
+    "nn": "import torch.nn as nn",
+    "F": "import torch.nn.functional as F",
+    "triton": "import triton",
+    "tl": "import triton.language as tl",
+    "math": "import math",
+    "functools": "import functools",
+    "libdevice": "from triton.language.extra.cuda import libdevice",
+    **{
+        name: f"from typing import {name}"
+        for name in ("Optional", "List", "Tuple", "Dict", "Union", "Any", "Callable", "Sequence", "Iterable")
+    },
+}
+
+
+@lru_cache(maxsize=1)
+def api_moves() -> dict[str, Any]:
+    """The table: {"modules": [old prefixes], "renames": {...}, "attributes": {...}, "functions": {...}}."""
+    data = tomllib.loads(MOVES_FILE.read_text(encoding="utf-8"))
+    return {
+        "modules": list(data["modules"]["old"]),
+        "renames": dict(data.get("renames") or {}),
+        "attributes": dict(data.get("attributes") or {}),
+        "functions": dict(data["functions"]),
+    }
+
+
+def moved(dotted: str) -> str | None:
+    """The Triton 3.x spelling of an old dotted name (`tl.libdevice.tanh`: `tl.extra.cuda.libdevice.tanh`)."""
+    table = api_moves()
+    if dotted in table["attributes"]:
+        return str(table["attributes"][dotted])
+    prefix, _, name = dotted.rpartition(".")
+    if prefix not in table["modules"]:
+        return None
+    new = table["renames"].get(name) or table["functions"].get(name)
+    return str(new) if new and new != dotted else None
+
+
+def _crash(context: RuleContext | None) -> dict[str, Any]:
+    return context.crash if context is not None else {}
+
+
+@rule(
+    "api_moves",
+    title="Triton API renamed or moved between releases",
+    bug_class="api_drift",
+    symptoms=("api_drift", "compile_error", "runtime_error"),
+    per="module",
+)
+def api_moves_rule(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """Every old spelling (`tl.libdevice.X`, `tl.math.X`, ...) rewritten to where Triton 3.x has it."""
+    if not _crash(context):
+        return
+    mapping: dict[cst.CSTNode, cst.CSTNode] = {}
+    first: cst.CSTNode | None = None
+    names: list[str] = []
+    for node in m.findall(tree.module, m.Attribute()):
+        assert isinstance(node, cst.Attribute)
+        dotted = _dotted(node)
+        new = moved(dotted) if dotted else None
+        if new is None or any(node is k or _contains(k, node) for k in mapping):
+            continue
+        mapping[node] = _expr(new)
+        first = first or node
+        names.append(f"{dotted} -> {new}")
+    if mapping and first is not None:
+        module = tree.module.visit(_Swap(mapping))
+        yield Edit(module, tree.line(first), "Triton API moved: " + ", ".join(dict.fromkeys(names)))
+
+
+def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    return any(n is inner for n in m.findall(outer, m.Attribute()))
+
+
+class _Swap(cst.CSTTransformer):
+    def __init__(self, mapping: dict[cst.CSTNode, cst.CSTNode]) -> None:
+        self.mapping = mapping
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
+        return self.mapping.get(original_node, updated_node)
+
+
+_NAME_ERROR = re.compile(r"name '(\w+)' is not defined")
+
+
+@rule(
+    "missing_import",
+    title="a name used but never imported",
+    bug_class="import_error",
+    symptoms=("import_error", "compile_error", "runtime_error"),
+    per="module",
+)
+def missing_import(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """`NameError: name 'Optional' is not defined` -> `from typing import Optional` after the imports."""
+    crash = _crash(context)
+    found = _NAME_ERROR.search(str(crash.get("message", "")))
+    if not found or found.group(1) not in IMPORTS:
+        return
+    statement = cst.parse_statement(IMPORTS[found.group(1)] + "\n")
+    body = list(tree.module.body)
+    at = 0
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, cst.SimpleStatementLine) and all(
+            isinstance(s, cst.Import | cst.ImportFrom) for s in stmt.body
+        ):
+            at = i + 1
+    line = tree.line(body[at - 1], end=True) if at else 1
+    module = tree.module.with_changes(body=[*body[:at], statement, *body[at:]])
+    yield Edit(module, line, f"import {found.group(1)} ({IMPORTS[found.group(1)]})")
+
+
+def _is_definition(stmt: cst.CSTNode) -> bool:
+    if isinstance(stmt, cst.FunctionDef | cst.ClassDef):
+        return True
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return all(isinstance(s, cst.Import | cst.ImportFrom) for s in stmt.body)
+    if isinstance(stmt, cst.If):
+        return "__main__" in cst.Module([]).code_for_node(stmt.test)
+    return False
+
+
+@rule(
+    "drop_import_time_code",
+    title="demo or test code that runs (and crashes) at import",
+    bug_class="import_error",
+    symptoms=("import_error", "compile_error"),
+    per="module",
+)
+def drop_import_time_code(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """Remove the module-level statement that crashed at import (and, as a second offer, the rest after it).
+
+    A generation's own test code (`x = torch.randn(..., device="cuda")`, a benchmark, a `print`) is no part
+    of the problem's contract; definitions and imports are never removed.
+    """
+    crash = _crash(context)
+    line = crash.get("module_line") if crash.get("phase") == "import" else None
+    if not isinstance(line, int):
+        return
+    body = list(tree.module.body)
+    at = next(
+        (i for i, s in enumerate(body) if tree.line(s) <= line <= tree.line(s, end=True)),
+        None,
+    )
+    if at is None or _is_definition(body[at]):
+        return
+    rest = [i for i in range(at + 1, len(body)) if not _is_definition(body[i])]
+    yield Edit(
+        tree.module.with_changes(body=[s for i, s in enumerate(body) if i != at]),
+        tree.line(body[at]),
+        "remove module-level code that crashes at import",
+    )
+    if rest:
+        gone = {at, *rest}
+        yield Edit(
+            tree.module.with_changes(body=[s for i, s in enumerate(body) if i not in gone]),
+            tree.line(body[at]),
+            "remove module-level demo code from the crashing statement on",
+        )
+
+
+RULES = rules_of(__name__)

@@ -1,0 +1,463 @@
+"""Crash rules for kernels and their launches: grids, devices, block sizes, constexprs, arguments, outputs.
+
+Each acts only on a reported crash (`RuleContext.crash`) and reads what the judge said: the exception's
+message names a missing or doubled argument, the output record (`expected`, `got`, `input_shapes`) gives
+the reference's output shape and dtype. Generic edits, never one case's constants: a block size becomes
+`triton.next_power_of_2(...)` of what it was, an output shape is spelled with the inputs' dimensions.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import libcst as cst
+import libcst.matchers as m
+from kernel_medic.tools.repair.rules.base import (
+    Edit,
+    RuleContext,
+    Tree,
+    _arg,
+    _calls,
+    _constexpr_params,
+    _dotted,
+    _expr,
+    _kernels,
+    _launches,
+    _names,
+    _params,
+    _render,
+    _with_kwarg,
+    rule,
+    rules_of,
+)
+from kernel_medic.tools.repair.rules.crash_api import _Swap
+
+
+def _crash(context: RuleContext | None) -> dict[str, Any]:
+    return context.crash if context is not None else {}
+
+
+def _text(crash: dict[str, Any]) -> str:
+    return f"{crash.get('exception', '')}: {crash.get('message', '')} {crash.get('evidence', '')}"
+
+
+def _functions(tree: Tree) -> list[cst.FunctionDef]:
+    return [f for f in m.findall(tree.module, m.FunctionDef()) if isinstance(f, cst.FunctionDef)]
+
+
+def _enclosing(tree: Tree, node: cst.CSTNode) -> cst.FunctionDef | None:
+    parent = tree.parent(node)
+    while parent is not None and not isinstance(parent, cst.FunctionDef):
+        parent = tree.parent(parent)
+    return parent
+
+
+def _kernel_named(tree: Tree, name: str) -> cst.FunctionDef | None:
+    return next((k for k in _kernels(tree.module) if k.name.value == name), None)
+
+
+def _launched(call: cst.Call) -> str | None:
+    """The kernel name of a launch `kernel[grid](...)`."""
+    func = call.func
+    if isinstance(func, cst.Subscript):
+        return (_dotted(func.value) or "").split(".")[-1] or None
+    return None
+
+
+# ---------------------------------------------------------------- grid given as an int
+
+
+def _is_tuple_like(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Tuple | cst.List | cst.Lambda)
+
+
+@rule(
+    "grid_tuple",
+    title="launch grid given as an int, not a tuple",
+    bug_class="wrapper_launch_error",
+    symptoms=("wrapper_launch_error", "runtime_error"),
+    per="module",
+)
+def grid_tuple(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """`kernel[n_blocks](...)` -> `kernel[(n_blocks,)](...)` (Triton takes the grid's len())."""
+    if not _crash(context):
+        return
+    defs = {f.name.value for f in _functions(tree)}
+    for call in _launches(tree.module):
+        sub = call.func
+        assert isinstance(sub, cst.Subscript)
+        if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+            continue
+        grid = sub.slice[0].slice.value
+        if _is_tuple_like(grid) or (isinstance(grid, cst.Name) and grid.value in defs):
+            continue
+        if isinstance(grid, cst.Name):
+            fn = _enclosing(tree, call)
+            values = _assigned(fn, grid.value) if fn is not None else []
+            if not values or any(_is_tuple_like(v) for v in values):
+                continue
+        new = _expr(f"({_render(grid)},)")
+        index = sub.slice[0].slice.with_changes(value=new)
+        new_sub = sub.with_changes(slice=[sub.slice[0].with_changes(slice=index)])
+        yield tree.edit(sub, new_sub, f"launch grid as a tuple: ({_render(grid)},)")
+
+
+def _assigned(fn: cst.FunctionDef, name: str) -> list[cst.BaseExpression]:
+    out = []
+    for node in m.findall(fn.body, m.Assign()):
+        assert isinstance(node, cst.Assign)
+        if any(name in _names(t.target) and isinstance(t.target, cst.Name) for t in node.targets):
+            out.append(node.value)
+    return out
+
+
+# ---------------------------------------------------------------- .cuda() / device="cuda" in the wrapper
+
+_CUDA = re.compile(r"cuda|nvidia|device", re.I)
+
+
+def _device_of(fn: cst.FunctionDef | None) -> str | None:
+    """`x.device` for the first parameter of the enclosing function that is used as a tensor."""
+    if fn is None:
+        return None
+    params = [p.name.value for p in _params(fn) if p.name.value not in ("self", "cls")]
+    body = _render(fn.body)
+    for name in params:
+        used = rf"\b{name}\.(?:shape|device|dtype|size\(|numel\(|stride\(|view|reshape|contiguous)"
+        if re.search(used, body):
+            return f"{name}.device"
+    return f"{params[0]}.device" if params else None
+
+
+@rule(
+    "host_device",
+    title="the wrapper puts tensors on a hard-coded cuda device",
+    bug_class="wrapper_launch_error",
+    symptoms=("wrapper_launch_error", "runtime_error"),
+    per="module",
+)
+def host_device(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """`.cuda()` -> `.to(x.device)`, `device="cuda"` / `torch.device("cuda")` -> `device=x.device`."""
+    crash = _crash(context)
+    if not crash or not _CUDA.search(_text(crash)):
+        return
+    mapping: dict[cst.CSTNode, cst.CSTNode] = {}
+    first = None
+    for call in m.findall(tree.module, m.Call(func=m.Attribute(attr=m.Name("cuda")))):
+        assert isinstance(call, cst.Call)
+        device = _device_of(_enclosing(tree, call))
+        if device is None or call.args:
+            continue
+        assert isinstance(call.func, cst.Attribute)
+        mapping[call] = _expr(f"{_render(call.func.value)}.to({device})")
+        first = first or call
+    for arg in m.findall(tree.module, m.Arg(keyword=m.Name("device"))):
+        assert isinstance(arg, cst.Arg)
+        value = _render(arg.value).replace(" ", "")
+        if not re.fullmatch(r"""(?:['"]cuda(?::\d+)?['"]|torch\.device\(['"]cuda(?::\d+)?['"]\))""", value):
+            continue
+        device = _device_of(_enclosing(tree, arg))
+        if device is None:
+            continue
+        mapping[arg] = arg.with_changes(value=_expr(device))
+        first = first or arg
+    if first is not None:
+        what = "tensors on the input's device, not cuda"
+        yield Edit(tree.module.visit(_Swap(mapping)), tree.line(first), what)
+
+
+# ---------------------------------------------------------------- power-of-2 blocks, missing constexpr
+
+
+def _arange_params(kernel: cst.FunctionDef) -> set[str]:
+    """Parameters a kernel uses as a shape: tl.arange bounds, tl.zeros/full/reshape shapes, static ranges."""
+    out: set[str] = set()
+    params = {p.name.value for p in _params(kernel)}
+    for call in _calls(kernel.body, "tl.arange"):
+        for a in call.args[:2]:
+            out |= _names(a.value) & params
+    for call in _calls(kernel.body, "tl.zeros", "tl.full", "tl.reshape", "tl.view", "tl.broadcast_to"):
+        shape = _arg(call, "shape", 0 if _dotted(call.func) in ("tl.zeros", "tl.full") else 1)
+        if shape is not None:
+            out |= _names(shape.value) & params
+    for call in _calls(kernel.body, "tl.static_range"):
+        for a in call.args:
+            out |= _names(a.value) & params
+    return out
+
+
+def _bound_args(call: cst.Call, kernel: cst.FunctionDef) -> dict[str, cst.Arg]:
+    """A launch's arguments by the kernel parameter they bind."""
+    names = [p.name.value for p in _params(kernel)]
+    out: dict[str, cst.Arg] = {}
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    for name, a in zip(names, positional):
+        out[name] = a
+    for a in call.args:
+        if a.keyword is not None:
+            out[a.keyword.value] = a
+    return out
+
+
+def _is_pow2_literal(expr: cst.BaseExpression) -> bool | None:
+    if isinstance(expr, cst.Integer):
+        value = int(expr.value.replace("_", ""), 0)
+        return value > 0 and value & (value - 1) == 0
+    return None
+
+
+def _next_pow2(value: int) -> int:
+    return 1 << max(0, (value - 1).bit_length())
+
+
+@rule(
+    "pow2_block",
+    title="a block size that is not a power of 2",
+    bug_class="constexpr_or_power_of_2",
+    symptoms=("constexpr_or_power_of_2", "compile_error", "runtime_error"),
+    per="module",
+)
+def pow2_block(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """The value a shape constexpr gets at launch -> `triton.next_power_of_2(value)` (masks cover the rest).
+
+    Offered at the launch argument, at the wrapper's assignment of the name passed, and for literals
+    (launch arguments, `triton.Config` entries) as the next power of 2.
+    """
+    crash = _crash(context)
+    if "power of 2" not in _text(crash) and "power-of-2" not in _text(crash):
+        return
+    for call in _launches(tree.module):
+        kernel = _kernel_named(tree, _launched(call) or "")
+        if kernel is None:
+            continue
+        shaped = _arange_params(kernel)
+        for name, a in _bound_args(call, kernel).items():
+            if name not in shaped:
+                continue
+            literal = _is_pow2_literal(a.value)
+            if literal is True or "next_power_of_2" in _render(a.value):
+                continue
+            if literal is False:
+                assert isinstance(a.value, cst.Integer)
+                new_value = _expr(str(_next_pow2(int(a.value.value.replace("_", ""), 0))))
+            else:
+                new_value = _expr(f"triton.next_power_of_2({_render(a.value)})")
+            yield tree.edit(a, a.with_changes(value=new_value), f"{name} rounded up to a power of 2")
+            if isinstance(a.value, cst.Name):
+                fn = _enclosing(tree, call)
+                for node in m.findall(fn.body, m.Assign()) if fn is not None else []:
+                    assert isinstance(node, cst.Assign)
+                    targets = [t.target for t in node.targets]
+                    if any(isinstance(t, cst.Name) and t.value == a.value.value for t in targets):
+                        if "next_power_of_2" in _render(node.value):
+                            continue
+                        wrapped = _expr(f"triton.next_power_of_2({_render(node.value)})")
+                        what = f"{a.value.value} = next power of 2 of its value"
+                        yield tree.edit(node, node.with_changes(value=wrapped), what)
+    for config in _calls(tree.module, "triton.Config", "Config"):
+        if not config.args or not isinstance(config.args[0].value, cst.Dict):
+            continue
+        mapping = {}
+        for element in config.args[0].value.elements:
+            if isinstance(element, cst.DictElement) and _is_pow2_literal(element.value) is False:
+                assert isinstance(element.value, cst.Integer)
+                value = _next_pow2(int(element.value.value.replace("_", ""), 0))
+                mapping[element.value] = _expr(str(value))
+        if mapping:
+            new = config.visit(_Swap(mapping))
+            yield tree.edit(config, new, "autotune config block sizes rounded up to powers of 2")
+
+
+@rule(
+    "add_constexpr",
+    title="a kernel parameter used as a shape is not tl.constexpr",
+    bug_class="constexpr_or_power_of_2",
+    symptoms=("constexpr_or_power_of_2", "compile_error", "runtime_error"),
+    per="kernel",
+)
+def add_constexpr(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """`BLOCK` in `tl.arange(0, BLOCK)` without an annotation -> `BLOCK: tl.constexpr` (all such at once)."""
+    if "constexpr" not in _text(_crash(context)):
+        return
+    constexpr = _constexpr_params(fn)
+    wanted = [
+        p for p in _params(fn) if p.name.value in _arange_params(fn) - constexpr and p.annotation is None
+    ]
+    if not wanted:
+        return
+    annotation = cst.Annotation(annotation=_expr("tl.constexpr"))
+    mapping = {p: p.with_changes(annotation=annotation) for p in wanted}
+    new_fn = fn.visit(_Swap(mapping))
+    names = ", ".join(p.name.value for p in wanted)
+    yield Edit(tree.replace(fn, new_fn), tree.line(fn), f"{fn.name.value}: {names} as tl.constexpr")
+
+
+# ---------------------------------------------------------------- launch arguments the error names
+
+_DOUBLED = re.compile(
+    r"multiple values for (?:keyword )?argument '(\w+)'|conflicting meta-parameters: (\w+)", re.I
+)
+_UNEXPECTED = re.compile(r"unexpected keyword argument '(\w+)'")
+_MISSING = re.compile(r"missing \d+ required (?:positional |keyword-only )?arguments?: (.+)$")
+
+
+def _drop_arg(call: cst.Call, arg: cst.Arg) -> cst.Call:
+    args = [a for a in call.args if a is not arg]
+    if args and call.args[-1] is arg:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(args=args)
+
+
+@rule(
+    "launch_arguments",
+    title="a launch passes an argument twice, one the kernel lacks, or misses one",
+    bug_class="wrapper_launch_error",
+    symptoms=("wrapper_launch_error", "runtime_error"),
+    per="module",
+)
+def launch_arguments(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """What the error names: a keyword given twice (an autotuned symbol passed again) or unknown is dropped;
+    a missing one is passed from the wrapper's variable of the same name."""
+    text = str(_crash(context).get("message", ""))
+    doubled = _DOUBLED.search(text)
+    unexpected = _UNEXPECTED.search(text)
+    missing = _MISSING.search(text)
+    drop = (doubled.group(1) or doubled.group(2)) if doubled else unexpected.group(1) if unexpected else None
+    for call in _launches(tree.module):
+        if drop is not None:
+            arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == drop), None)
+            if arg is not None:
+                yield tree.edit(call, _drop_arg(call, arg), f"launch without the argument {drop}=")
+        if missing is not None:
+            kernel = _kernel_named(tree, _launched(call) or "")
+            fn = _enclosing(tree, call)
+            if kernel is None or fn is None:
+                continue
+            wanted = re.findall(r"'(\w+)'", missing.group(1))
+            local = _names(fn.body) | {p.name.value for p in _params(fn)}
+            given = _bound_args(call, kernel)
+            new = call
+            added = []
+            for name in wanted:
+                if name in local and name not in given:
+                    new = _with_kwarg(new, name, name)
+                    added.append(name)
+            if added:
+                yield tree.edit(call, new, f"launch passes {', '.join(added)}")
+
+
+# ---------------------------------------------------------------- output shape / dtype
+
+
+def _shape_expr(shape: list[int], inputs: list[str], input_shapes: list[Any]) -> str | None:
+    """The expected shape spelled with the inputs' dimensions (`x.shape[0]`), literals where none fits."""
+    dims = []
+    for k, size in enumerate(shape):
+        found = None
+        for name, dims_of in zip(inputs, input_shapes):
+            if not isinstance(dims_of, list):
+                continue
+            exact = [j for j, s in enumerate(dims_of) if s == size]
+            if exact:
+                j = k if k in exact else exact[0]
+                found = f"{name}.shape[{j}]"
+                break
+        if found is None:
+            if size != 1:
+                return None  # a size no input has: spelling it as a constant would only fit this case
+            found = "1"
+        dims.append(found)
+    return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+
+
+_ALLOC = ("torch.empty", "torch.zeros", "torch.ones", "torch.full")
+_LIKE = ("torch.empty_like", "torch.zeros_like", "torch.ones_like", "torch.full_like")
+
+
+@rule(
+    "output_allocation",
+    title="the output is allocated with the wrong shape or dtype",
+    bug_class="output_allocation",
+    symptoms=("output_allocation", "shape_mismatch", "dtype_mismatch"),
+    per="forward",
+)
+def output_allocation(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """Allocate what forward returns with the reference output's shape (in the inputs' dims) and dtype."""
+    crash = _crash(context)
+    if crash.get("class") != "output_allocation" or not crash.get("expected"):
+        return
+    expected, got = crash["expected"], crash.get("got") or []
+    if len(expected) != 1 or len(got) != 1:
+        return
+    inputs = [p.name.value for p in _params(fn) if p.name.value != "self"]
+    want_shape = _shape_expr(list(expected[0]["shape"]), inputs, crash.get("input_shapes") or [])
+    want_dtype = f"torch.{expected[0]['dtype']}"
+    shape_wrong = list(expected[0]["shape"]) != list(got[0]["shape"])
+    dtype_wrong = expected[0]["dtype"] != got[0]["dtype"]
+    returns = [r for r in m.findall(fn.body, m.Return()) if isinstance(r, cst.Return) and r.value is not None]
+    if not returns:
+        return
+    ret = returns[-1]
+    assert ret.value is not None
+    returned = _names(ret.value)
+    if shape_wrong and want_shape and isinstance(ret.value, cst.Name):
+        if math.prod(expected[0]["shape"]) == math.prod(got[0]["shape"]):
+            view = ret.with_changes(value=_expr(f"{ret.value.value}.view{want_shape}"))
+            yield tree.edit(ret, view, f"return the output viewed as {want_shape}")
+    for node in m.findall(fn.body, m.Assign()):
+        assert isinstance(node, cst.Assign)
+        targets = {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
+        if not targets & returned or not isinstance(node.value, cst.Call):
+            continue
+        call = node.value
+        name = _dotted(call.func)
+        if name not in (*_ALLOC, *_LIKE):
+            continue
+        new = call
+        if shape_wrong and want_shape:
+            if name in _LIKE:
+                like = _render(call.args[0].value)
+                kwargs = [a for a in call.args[1:] if a.keyword is not None]
+                base = f"torch.{name.split('.')[-1].removesuffix('_like')}({want_shape}"
+                base += f", device={like}.device"
+                if not any(a.keyword and a.keyword.value == "dtype" for a in kwargs):
+                    base += f", dtype={like}.dtype"
+                new = _expr(base + ")")
+                new = new.with_changes(args=[*new.args, *kwargs])  # type: ignore[attr-defined]
+            else:
+                shape_args = [a for a in call.args if a.keyword is None]
+                rest = [a for a in call.args if a.keyword is not None]
+                fill = shape_args[1:] if name == "torch.full" and len(shape_args) > 1 else []
+                first = cst.Arg(_expr(want_shape))
+                new = call.with_changes(args=[first, *[a.with_changes() for a in fill], *rest])
+                new = _commas(new)
+        if dtype_wrong:
+            dtype = _arg(new, "dtype", 99)
+            if dtype is not None:
+                new = new.with_changes(
+                    args=[a.with_changes(value=_expr(want_dtype)) if a is dtype else a for a in new.args]
+                )
+            else:
+                new = _with_kwarg(_commas(new), "dtype", want_dtype)
+        if new is not call:
+            what = "output allocated as the reference's" + (f" shape {want_shape}" if shape_wrong else "")
+            what += f" dtype {want_dtype}" if dtype_wrong else ""
+            yield tree.edit(call, new, what)
+
+
+def _commas(call: cst.Call) -> cst.Call:
+    args = list(call.args)
+    for i, a in enumerate(args):
+        comma = (
+            cst.MaybeSentinel.DEFAULT
+            if i == len(args) - 1
+            else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        )
+        args[i] = a.with_changes(comma=comma)
+    return call.with_changes(args=args)
+
+
+RULES = rules_of(__name__)
