@@ -22,12 +22,15 @@ class RepairConfig:
     """LLM requests before giving up (retries of one request count once)."""
     max_tokens: int = 200_000
     """Input plus output tokens before giving up."""
-    wall_budget_s: float = 900.0
-    """Wall-clock seconds of graph work before giving up (a resumed run keeps counting)."""
+    wall_budget_s: float = 240.0
+    """Wall-clock seconds of graph work before giving up (a resumed run keeps counting; checked between nodes,
+    so with one patch node's screening on top a run stays under 5 minutes)."""
     no_progress_limit: int = 6
     """Stop after this many patches in a row without a better score."""
     patches_per_hypothesis: int = 6
     """Patches tried for one hypothesis before it is set aside."""
+    localise: bool = True
+    """Offline search: rank statements from recorded intermediates and the report before the edit space."""
     llm_diagnosis: bool = False
     """With an LLM strategy, the LLM also re-ranks the offline hypotheses (one more call per diagnosis)."""
     edit_retries: int = 2

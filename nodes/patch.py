@@ -6,6 +6,8 @@ from typing import Any
 
 from kernel_medic.graph.runtime import chat_model_for, config_of, evaluator_for, problem_for, traced
 from kernel_medic.graph.state import RepairState
+from kernel_medic.tools.diagnosis.localise import localise, rank_statements
+from kernel_medic.tools.evaluation.cases import cases_for_tier
 from kernel_medic.tools.repair.crash_patcher import CrashPatcher
 from kernel_medic.tools.repair.patchers import (
     HybridPatcher,
@@ -72,14 +74,38 @@ def _offline(state: RepairState, mutations: bool) -> OfflinePatcher:
     def evaluate(source: str, tier: str) -> dict[str, Any]:
         return evaluator.evaluate(problem.with_candidate(source), tier=tier).to_dict()  # type: ignore[arg-type]
 
+    # Per run: what another run (or a replay's original) learned in this process must not change this
+    # run's decisions, or replays would diverge.
+    namespace = f"{state.get('trace_path')}:{config.device}:{state.get('reference_path')}:{reference}"
+
+    def localiser(source: str, report: dict[str, Any]) -> list[int]:
+        """Suspect statements of `source`, recorded once per source (the edit space is ordered by them)."""
+        key = (namespace, source_hash(source))
+        if key not in _LOCALISED:
+            micro = cases_for_tier("micro", problem.config, problem.size_constants)[0]
+            try:
+                found = localise(
+                    problem.with_candidate(source), evaluator.pool, source, report, config.device, micro
+                )
+            except Exception as exc:  # localisation only orders the search: without it the order is static
+                found = rank_statements(source, report)
+                found.notes.append(f"recording failed: {type(exc).__name__}")
+            append_event(state.get("trace_path"), "localise", **found.to_dict())
+            if len(_LOCALISED) > 256:
+                _LOCALISED.pop(next(iter(_LOCALISED)))
+            _LOCALISED[key] = found.lines
+        return _LOCALISED[key]
+
     return OfflinePatcher(
         evaluate,
         workers=evaluator.pool.size,
         mutations=mutations,
-        # Per run: what another run (or a replay's original) learned in this process must not change this
-        # run's decisions, or replays would diverge.
-        namespace=f"{state.get('trace_path')}:{config.device}:{state.get('reference_path')}:{reference}",
+        namespace=namespace,
+        localise=localiser if mutations and config.localise else None,
     )
+
+
+_LOCALISED: dict[tuple[str, str], list[int]] = {}
 
 
 def _delta(outcome: PatchOutcome) -> dict[str, Any]:

@@ -326,15 +326,14 @@ _MICRO_LAST = 67
 
 def micro_shape_overrides(constants: Mapping[str, int]) -> dict[str, int]:
     """The smallest shape that still exercises tails and several programs per axis: every size of 8 or more
-    becomes a small distinct odd number (never larger than it was); smaller constants (axes, kernel sizes,
-    channel counts) stay."""
+    becomes a small distinct odd number below it; smaller constants (axes, kernel sizes, channel counts)
+    stay."""
     changeable = [name for name, value in constants.items() if value >= _SMALLEST_CHANGED]
     out: dict[str, int] = {}
     for i, name in enumerate(changeable):
         target = _MICRO_LAST if i == len(changeable) - 1 else _MICRO_SIZES[i % len(_MICRO_SIZES)]
-        value = constants[name]
-        out[name] = target if target < value else value
-    return {k: v for k, v in out.items() if v != constants[k]}
+        out[name] = min(target, _odd_below(constants[name], 0))
+    return out
 
 
 def cases_for_tier(

@@ -1,0 +1,167 @@
+"""The general edit space (typed single-site edits at ranked statements) and the micro screening tier."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from kernel_medic.tools.evaluation.cases import cases_for_tier, micro_shape_overrides
+from kernel_medic.tools.evaluation.problem import load_problem
+from kernel_medic.tools.evaluation.settings import ProblemConfig
+from kernel_medic.tools.repair.edit_space import EDITS, generate
+from kernel_medic.tools.repair.mutations import MUTATIONS
+from kernel_medic.tools.repair.patchers import OfflinePatcher
+from kernel_medic.tools.repair.rules.base import RuleContext
+from kernel_medic.tools.repair.search import candidates
+from problems import LIGHT_TOML, scale_candidate, write_problem
+from test_search import request_for
+
+SOFTMAX_DIM0_REFERENCE = """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, dim: int = 0):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return torch.softmax(x, dim=self.dim)
+
+
+rows = 37
+cols = 24
+
+
+def get_inputs():
+    return [torch.randn(rows, cols)]
+
+
+def get_init_inputs():
+    return [0]
+"""
+
+# Softmax over dim 0: the input is permuted so the dimension is last and reshaped to 2-D, but the reshape of
+# a permuted view is still a strided view, and the row kernel assumes unit column stride.
+SOFTMAX_DIM0_CANDIDATE = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_softmax(in_ptr, out_ptr, stride_in, stride_out, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    vals = tl.load(in_ptr + row * stride_in + cols, mask=mask, other=-float("inf"))
+    peak = tl.max(vals, axis=0)
+    num = tl.exp(vals - peak)
+    den = tl.sum(num, axis=0)
+    tl.store(out_ptr + row * stride_out + cols, num / den, mask=mask)
+
+
+def softmax_dim(x, dim):
+    moved = x.permute(1, 0) if dim == 0 else x
+    rows, cols = moved.shape
+    flat = moved.reshape(rows, cols)
+    out = torch.empty((rows, cols), device=x.device, dtype=x.dtype)
+    block = triton.next_power_of_2(cols)
+    row_softmax[(rows,)](flat, out, flat.stride(0), out.stride(0), cols, BLOCK=block)
+    return out.permute(1, 0) if dim == 0 else out
+
+
+class ModelNew(nn.Module):
+    def __init__(self, dim: int = 0):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return softmax_dim(x, self.dim)
+"""
+
+
+def _rules(source: str, context: RuleContext | None = None) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for rw in generate(source, context):
+        out.setdefault(rw.rule, []).append(rw.description)
+        ast.parse(rw.source)  # every edit is valid Python
+    return out
+
+
+def test_the_edit_space_offers_contiguous_on_the_view_handed_to_the_kernel() -> None:
+    found = _rules(SOFTMAX_DIM0_CANDIDATE)
+    assert any("flat = ... .contiguous()" in d for d in found["edit_contiguous"])
+    assert any("flat.contiguous() before the launch" in d for d in found["edit_contiguous"])
+    # Scalars are never made contiguous.
+    assert not any("cols.contiguous" in d or "block.contiguous" in d for d in found["edit_contiguous"])
+
+
+def test_typed_edits_of_each_kind() -> None:
+    source = scale_candidate(("x * 2.0", "x.to(tl.float16) * 2.0"), ("pid * BLOCK", "pid // BLOCK"))
+    context = RuleContext.from_reference("class Model:\n    def __init__(self, eps=1e-5):\n        pass\n")
+    found = _rules(source, context)
+    text = {rule: " | ".join(ds) for rule, ds in found.items()}
+    assert "pid // BLOCK -> pid % BLOCK" in text["edit_operator"]
+    assert "pid // BLOCK -> pid * BLOCK" not in text["edit_operator"]  # `//` goes to `%` or `/`
+    assert "tl.float16 -> tl.float32" in text["edit_acc_dtype"]
+    assert "2.0 -> 1e-05" in text["edit_constant"]  # the reference's constructor argument
+    assert "grid[0] = n" in text["edit_grid"]
+    assert "x_ptr -> out_ptr" in text["edit_variable"]  # pointers swap with pointers only
+    assert "x_ptr -> n" not in text["edit_variable"]
+    assert set(found) <= set(EDITS)
+
+
+def test_ranked_statements_come_first() -> None:
+    source = scale_candidate()
+    store_line = next(i for i, line in enumerate(source.splitlines(), 1) if "tl.store" in line)
+    ranked = generate(source, None, [store_line], extra=MUTATIONS)
+    assert ranked[0].line == store_line
+    assert [rw.line for rw in ranked].count(store_line) >= 2
+    only = generate(source, None, [store_line], only_ranked=True, extra=MUTATIONS)
+    assert only and all(rw.line == store_line for rw in only)
+    # candidates(): rules first, then the edit space in the ranked order.
+    found = candidates(source, ranked_lines=[store_line])
+    assert any(rw.rule.startswith("edit_") for rw in found)
+
+
+def test_micro_tier_shrinks_sizes_to_small_odd_distinct_values_that_keep_tails() -> None:
+    constants = {"batch": 128, "dim": 16384, "kernel": 3, "channels": 64}
+    micro = micro_shape_overrides(constants)
+    assert "kernel" not in micro  # constants below 8 are axes and kernel sizes: kept
+    assert all(v % 2 == 1 and v < constants[k] for k, v in micro.items())  # a tail for every block size
+    assert len(set(micro.values())) == len(micro)  # no square shape hides a transposed index
+    assert micro["channels"] == max(micro.values())  # the last size spans the most lanes
+    (case,) = cases_for_tier("micro", ProblemConfig(), constants)
+    assert case.derived and dict(case.size_overrides) == micro
+    (small,) = cases_for_tier("micro", ProblemConfig(), {"n": 5})
+    assert small.size_overrides == ()  # nothing to shrink: the light case
+
+
+def test_micro_tier_shows_a_tail_bug(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    # A grid by floor division leaves the last partial block unwritten; the micro shape (odd sizes) has one.
+    source = scale_candidate(("triton.cdiv(n, 256)", "n // 256"))
+    problem = load_problem(write_problem(tmp_path / "p", source, toml=LIGHT_TOML))
+    report = evaluator.evaluate(problem, tier="micro").to_dict()
+    (case,) = report["cases"]
+    assert case["name"].startswith("micro") and case["counted"]
+    assert report["verdict"] != "pass"
+    fixed = evaluator.evaluate(problem.with_candidate(scale_candidate()), tier="micro").to_dict()
+    assert fixed["verdict"] == "pass"
+
+
+def test_the_search_finds_contiguous_for_a_permuted_reshaped_softmax(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    problem = load_problem(write_problem(tmp_path / "p", SOFTMAX_DIM0_CANDIDATE, SOFTMAX_DIM0_REFERENCE))
+
+    def evaluate(source: str, tier: str) -> dict:
+        return evaluator.evaluate(problem.with_candidate(source), tier=tier).to_dict()
+
+    report = evaluate(SOFTMAX_DIM0_CANDIDATE, "full")
+    assert report["verdict"] == "mismatch"
+    request = request_for(SOFTMAX_DIM0_CANDIDATE, report=report, reference_source=SOFTMAX_DIM0_REFERENCE)
+    outcome = OfflinePatcher(evaluate, workers=2, namespace=str(tmp_path)).propose(request)
+    assert outcome.proposal is not None, outcome.error
+    assert ".contiguous()" in outcome.proposal.source and outcome.proposal.rule == "edit_contiguous"
+    assert evaluate(outcome.proposal.source, "full")["verdict"] == "pass"

@@ -1,0 +1,143 @@
+"""Localisation from evidence: recorded intermediates (reference vs kernel) and where the output is wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from kernel_medic.tools.diagnosis.localise import (
+    Agreement,
+    agreement_share,
+    localise,
+    rank_statements,
+    reference_pool,
+)
+from kernel_medic.tools.diagnosis.recording import instrument_for_recording
+from kernel_medic.tools.evaluation.problem import load_problem
+from problems import LIGHT_TOML, scale_candidate, write_problem
+
+ROW_REFERENCE = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return {expr}
+
+
+rows = 12
+cols = 24
+
+
+def get_inputs():
+    return [torch.randn(rows, cols)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+ROW_CANDIDATE = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_kernel(x_ptr, out_ptr, n_cols, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+{body}
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        n_rows, n_cols = x.shape
+        row_kernel[(n_rows,)](x, out, n_cols, 1e-5, BLOCK=triton.next_power_of_2(n_cols))
+        return out
+"""
+
+# Variance as E[x^2] (the mean never subtracted): planted on the `var` line.
+LAYERNORM_BODY = """\
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    mean = tl.sum(x, axis=0) / n_cols
+    var = tl.sum(x * x, axis=0) / n_cols
+    rstd = 1.0 / tl.sqrt(var + eps)
+    y = (x - mean) * rstd
+    tl.store(out_ptr + row * n_cols + cols, y, mask=mask)"""
+
+# Padded lanes load 0 instead of -inf, so exp() of them pollutes the sum: planted on the load.
+SOFTMAX_BODY = """\
+    vals = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    peak = tl.max(vals, axis=0)
+    num = tl.exp(vals - peak)
+    den = tl.sum(num, axis=0)
+    tl.store(out_ptr + row * n_cols + cols, num / den, mask=mask)"""
+
+
+def _line(source: str, text: str) -> int:
+    return next(i for i, line in enumerate(source.splitlines(), 1) if text in line)
+
+
+def _problem(tmp_path: Path, body: str, expr: str) -> tuple[object, str]:
+    source = ROW_CANDIDATE.format(body=body)
+    folder = write_problem(tmp_path / "p", source, ROW_REFERENCE.format(expr=expr), toml=LIGHT_TOML)
+    return load_problem(folder), source
+
+
+def test_agreement_matches_values_up_to_reshape_and_tolerance() -> None:
+    pool = reference_pool([torch.tensor([[1.0, 2.0], [3.0, 4.0]]), torch.tensor([0.5])])
+    assert agreement_share(torch.tensor([4.0, 1.0, 0.5 + 1e-6]), pool) == (1.0, 3)
+    share, count = agreement_share(torch.tensor([4.0, 7.0, float("nan")]), pool)
+    assert (share, count) == (0.5, 2)  # non-finite values are not judged
+
+
+def test_rank_puts_the_first_disagreeing_statement_and_what_it_reads_first() -> None:
+    source = ROW_CANDIDATE.format(body=LAYERNORM_BODY)
+    var, mean, load = (_line(source, t) for t in ("var = ", "mean = ", "x = tl.load"))
+    agreement = [
+        Agreement(load, "x", 1.0, 32),
+        Agreement(mean, "mean", 1.0, 1),
+        Agreement(var, "var", 0.0, 1),
+        Agreement(var + 1, "rstd", 0.0, 1),
+    ]
+    loc = rank_statements(source, {}, agreement)
+    assert loc.first_loss == var and loc.lines[0] == var
+    assert load in loc.lines[:3]  # `var` reads x
+    assert _line(source, "row_kernel[") in loc.lines  # the wrapper's launch is ranked too
+
+
+def test_instrumented_copy_keeps_line_numbers_and_records_every_assignment() -> None:
+    source = ROW_CANDIDATE.format(body=SOFTMAX_BODY)
+    instrumented = instrument_for_recording(source)
+    assert f"_kmedic_rec({_line(source, 'peak = ')}, ('peak',), (peak,))" in instrumented
+    assert f"_kmedic_rec({_line(source, 'tl.store')}, ('<store>',), (num / den,))" in instrumented
+
+
+def test_recorded_variance_bug_is_localised_first(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    problem, source = _problem(tmp_path, LAYERNORM_BODY, "F.layer_norm(x, (x.shape[-1],), eps=1e-5)")
+    loc = localise(problem, evaluator.pool, source)  # type: ignore[arg-type]
+    assert loc.first_loss == _line(source, "var = "), loc.to_dict()
+    assert loc.lines[0] == _line(source, "var = ")
+    agreed = {a.name for a in loc.agreement if a.agrees}
+    assert {"x", "mean"} <= agreed  # what comes before the bug matches the reference's own mean
+
+
+def test_recorded_padding_bug_puts_the_load_in_the_top_three(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    problem, source = _problem(tmp_path, SOFTMAX_BODY, "torch.softmax(x, dim=-1)")
+    loc = localise(problem, evaluator.pool, source)  # type: ignore[arg-type]
+    assert _line(source, "vals = tl.load") in loc.lines[:3], loc.to_dict()
+
+
+def test_an_unwritten_tail_ranks_the_launch_first(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    source = scale_candidate(("triton.cdiv(n, 256)", "n // 256"))
+    problem = load_problem(write_problem(tmp_path / "p", source, toml=LIGHT_TOML))
+    report = evaluator.evaluate(problem, tier="full").to_dict()
+    loc = localise(problem, evaluator.pool, source, report)
+    assert loc.lines[0] == _line(source, "scale_kernel[("), loc.to_dict()

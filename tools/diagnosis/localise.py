@@ -1,0 +1,358 @@
+"""Localisation from evidence: which statements of the candidate most likely hold the bug, most suspect first.
+
+Two kinds of evidence, combined:
+
+- **Agreement of intermediates** (dynamic, the interpreter only): the reference and an instrumented copy of
+  the candidate run on the same small inputs (recording.py). A kernel value *agrees* when its values are
+  quantities the reference computes too (its decomposed intermediates, inputs and outputs, up to any
+  broadcast or reshape: values are matched, not positions). The first recorded statement, in execution
+  order, whose values stop agreeing is where agreement is lost; it and the statements it reads from
+  (loads, offsets, masks, then the wrapper lines that hand the kernel its tensors) rank first.
+- **Where the output is wrong** (the evaluation report): unwritten or garbage regions, a wrong tail, failures
+  only at other shapes point at grids, masks, bounds and stores; failures only on a strided input at the
+  wrapper's layout; everywhere-wrong values at the arithmetic.
+
+`rank_statements` is pure (source, report, agreement) so it can be tested without a sandbox; `localise` runs
+the recordings and calls it.
+"""
+
+from __future__ import annotations
+
+import ast
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from kernel_medic.tools.diagnosis.recording import (
+    RECORD_CANDIDATE_JOB,
+    RECORD_REFERENCE_JOB,
+    instrument_for_recording,
+)
+from kernel_medic.tools.diagnosis.static_features import jit_kernels, tl_name
+from kernel_medic.tools.evaluation.cases import CaseSpec, rewrite_constants
+from kernel_medic.tools.evaluation.problem import Problem
+from kernel_medic.tools.sandbox.pool import JobOutcome, SandboxLimits, WorkerPool
+
+REFERENCE_JOB = "kernel_medic.tools.evaluation.jobs:reference_case"
+AGREE = 0.95
+"""A recorded value agrees when at least this share of its finite elements is a reference quantity."""
+_ATOL, _RTOL = 1e-4, 2e-3  # float32 kernels against float64 recordings of a decomposed reference
+_COVERAGE = {"untouched_region", "garbage_region", "zero_region"}
+_TAILS = {"tail_block", "trailing", "leading"}
+_LAYOUT = {"transposed", "rows_permuted", "shifted", "periodic"}
+
+
+@dataclass
+class Agreement:
+    line: int
+    name: str
+    share: float  # of finite elements that match a reference quantity
+    count: int
+
+    @property
+    def agrees(self) -> bool:
+        return self.share >= AGREE
+
+
+@dataclass
+class Localisation:
+    lines: list[int]  # statement lines, most suspect first
+    agreement: list[Agreement] = field(default_factory=list)
+    first_loss: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "probe": "localise",
+            "lines": self.lines[:12],
+            "first_loss": self.first_loss,
+            "agreement": [
+                {"line": a.line, "name": a.name, "share": round(a.share, 3)} for a in self.agreement[:40]
+            ],
+            "notes": self.notes,
+        }
+
+
+# ---------------------------------------------------------------------------------------- matching
+
+
+def reference_pool(tensors: list[torch.Tensor]) -> torch.Tensor:
+    """Sorted unique finite values of every reference quantity (plus 0 and 1, the neutral fills)."""
+    parts = [t.detach().reshape(-1).to(torch.float64) for t in tensors if t.is_floating_point()]
+    parts.append(torch.tensor([0.0, 1.0], dtype=torch.float64))
+    flat = torch.cat(parts)
+    return torch.unique(flat[torch.isfinite(flat)])
+
+
+def agreement_share(values: torch.Tensor, pool: torch.Tensor) -> tuple[float, int]:
+    """(share of the finite `values` within tolerance of some pool value, how many were finite)."""
+    v = values.reshape(-1).to(torch.float64)
+    v = v[torch.isfinite(v)]
+    if v.numel() == 0 or pool.numel() == 0:
+        return 1.0, 0
+    idx = torch.searchsorted(pool, v).clamp(1, pool.numel() - 1)
+    lo, hi = pool[idx - 1], pool[idx]
+    dist = torch.minimum((v - lo).abs(), (v - hi).abs())
+    if pool.numel() == 1:
+        dist = (v - pool[0]).abs()
+    ok = dist <= _ATOL + _RTOL * v.abs()
+    return float(ok.double().mean()), int(v.numel())
+
+
+def match_records(records: list[dict[str, Any]], pool: torch.Tensor) -> list[Agreement]:
+    """Agreement of every recorded (line, name), in the order the kernel first produced them."""
+    out = []
+    for rec in records:
+        share, count = agreement_share(rec["values"], pool)
+        if count:
+            out.append(Agreement(int(rec["line"]), str(rec["name"]), share, count))
+    return out
+
+
+# ---------------------------------------------------------------------------------------- ranking
+
+
+@dataclass
+class _Stmt:
+    line: int
+    reads: set[str]
+    writes: set[str]
+    kind: str  # load | store | index | mask | compute | launch | host | control
+
+
+def _names_read(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _kind(stmt: ast.stmt, writes: set[str]) -> str:
+    calls = [tl_name(c) for c in ast.walk(stmt) if isinstance(c, ast.Call)]
+    if "store" in calls or "atomic_add" in calls:
+        return "store"
+    if "load" in calls:
+        return "load"
+    if isinstance(stmt, ast.For | ast.While | ast.If):
+        return "control"
+    if any("mask" in w.lower() for w in writes):
+        return "mask"
+    if (
+        "arange" in calls
+        or "program_id" in calls
+        or any(k in w.lower() for w in writes for k in ("off", "idx", "ptr", "row", "col", "pid"))
+    ):
+        return "index"
+    return "compute"
+
+
+def _statements(fn: ast.FunctionDef, host: bool) -> list[_Stmt]:
+    out = []
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.stmt) or isinstance(node, ast.FunctionDef):
+            continue
+        if isinstance(node, ast.Assign):
+            writes = {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            writes = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        else:
+            writes = set()
+        head: ast.AST = node
+        if isinstance(node, ast.For):
+            head, writes = node.iter, {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.If | ast.While):
+            head = node.test
+        reads = _names_read(head if head is not node else node)
+        if host:
+            launch = any(
+                isinstance(c, ast.Call) and isinstance(c.func, ast.Subscript) for c in ast.walk(node)
+            )
+            kind = "launch" if launch and not isinstance(node, ast.For | ast.If | ast.While) else "host"
+        else:
+            kind = _kind(node, writes)
+        out.append(_Stmt(node.lineno, reads, writes, kind))
+    return sorted(out, key=lambda s: s.line)
+
+
+def _host_functions(tree: ast.Module, kernels: list[ast.FunctionDef]) -> list[ast.FunctionDef]:
+    names = {k.name for k in kernels}
+    out = []
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef) and fn.name not in names:
+            for call in ast.walk(fn):
+                if isinstance(call, ast.Call) and isinstance(call.func, ast.Subscript):
+                    if isinstance(call.func.value, ast.Name) and call.func.value.id in names:
+                        out.append(fn)
+                        break
+    return out
+
+
+def _slice(start: _Stmt, stmts: list[_Stmt], depth: int = 4) -> list[tuple[int, int]]:
+    """(line, distance) of the statements `start` reads from: a breadth-first walk of the definitions."""
+    out: list[tuple[int, int]] = []
+    frontier, seen = [start], {start.line}
+    for level in range(1, depth + 1):
+        nxt = []
+        for stmt in frontier:
+            for name in sorted(stmt.reads):
+                defs = [s for s in stmts if name in s.writes and s.line not in seen]
+                for d in defs:
+                    seen.add(d.line)
+                    out.append((d.line, level))
+                    nxt.append(d)
+        frontier = nxt
+    return out
+
+
+def _report_cues(report: dict[str, Any]) -> dict[str, float]:
+    """Weights per statement kind from where the output is wrong."""
+    weights = {"store": 0.0, "mask": 0.0, "launch": 0.0, "host": 0.0, "index": 0.0, "compute": 0.0}
+    weights.update(load=0.0, control=0.0)
+    cases = [c for c in report.get("cases") or [] if c.get("counted", True)]
+    failing = [c for c in cases if c.get("verdict") != "pass"]
+    if not failing:
+        return weights
+    patterns = {c.get("pattern") for c in failing}
+    rels = {r for c in failing for r in c.get("relationships") or []}
+    seeds_pass = any(c.get("verdict") == "pass" for c in cases if str(c.get("name", "")).startswith("seed"))
+    if rels & _COVERAGE or any(c.get("nan_count") for c in failing):
+        weights.update(launch=3.0, store=2.5, mask=2.0, control=1.5, index=1.0)
+    if patterns & _TAILS or (seeds_pass and any("shape[" in str(c.get("name")) for c in failing)):
+        weights.update(mask=max(weights["mask"], 3.0), control=max(weights["control"], 2.5))
+        weights.update(launch=max(weights["launch"], 2.0), load=max(weights["load"], 1.5))
+    if rels & _LAYOUT or patterns & {"rows", "columns", "periodic"}:
+        weights.update(index=max(weights["index"], 2.5), host=max(weights["host"], 2.0))
+        weights.update(load=max(weights["load"], 2.0), launch=max(weights["launch"], 1.5))
+    only_layout = failing and all(str(c.get("name")) == "noncontig" for c in failing)
+    if only_layout:
+        weights.update(host=4.0, launch=3.5, index=2.0)
+    if "everywhere" in patterns or not any(weights.values()):
+        weights.update(compute=max(weights["compute"], 2.0), load=max(weights["load"], 1.0))
+    return weights
+
+
+def rank_statements(
+    source: str, report: dict[str, Any] | None = None, agreement: list[Agreement] | None = None
+) -> Localisation:
+    """Statement lines of kernels and their wrappers, most suspect first, from the report and agreement."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return Localisation([], notes=["unparsable source"])
+    kernels = jit_kernels(tree)
+    kernel_stmts = [s for fn in kernels for s in _statements(fn, host=False)]
+    host_stmts = [s for fn in _host_functions(tree, kernels) for s in _statements(fn, host=True)]
+    score: dict[int, float] = {}
+
+    def bump(line: int, value: float) -> None:
+        score[line] = score.get(line, 0.0) + value
+
+    cues = _report_cues(report or {})
+    for stmt in [*kernel_stmts, *host_stmts]:
+        bump(stmt.line, cues.get(stmt.kind, 0.0))
+    first_loss = None
+    notes: list[str] = []
+    by_line = {s.line: s for s in kernel_stmts}
+    for item in agreement or []:
+        if not item.agrees and item.line in by_line:
+            first_loss = item.line
+            break
+    if first_loss is not None:
+        notes.append(f"agreement with the reference is first lost at line {first_loss}")
+        bump(first_loss, 10.0)
+        for line, distance in _slice(by_line[first_loss], kernel_stmts):
+            bump(line, {1: 6.0, 2: 4.0}.get(distance, 2.5))
+        # The statements whose values still agree are less likely to hold the bug.
+        for item in agreement or []:
+            if item.agrees and item.line != first_loss:
+                bump(item.line, -1.0)
+        # A kernel that reads the wrong elements of a right tensor: the wrapper handed them over.
+        for stmt in host_stmts:
+            bump(stmt.line, 1.5 if stmt.kind == "launch" else 0.5)
+    elif agreement:
+        notes.append("every recorded kernel value agrees with a reference quantity")
+        for stmt in kernel_stmts:
+            if stmt.kind in ("store", "mask", "index"):
+                bump(stmt.line, 1.0)
+        for stmt in host_stmts:
+            bump(stmt.line, 2.0 if stmt.kind == "launch" else 1.0)
+    order = sorted(score, key=lambda line: (-score[line], line))
+    return Localisation(order, list(agreement or []), first_loss, notes)
+
+
+# ---------------------------------------------------------------------------------------- running
+
+
+def _result(outcome: JobOutcome, who: str) -> dict[str, Any] | str:
+    if outcome.status != "ok" or not isinstance(outcome.result, dict):
+        return f"{who} did not run: {outcome.error or outcome.status}"
+    if outcome.result.get("error"):
+        err = outcome.result["error"]
+        return f"{who} failed: {err.get('message', err) if isinstance(err, dict) else err}"
+    return outcome.result
+
+
+def localise(
+    problem: Problem,
+    pool: WorkerPool,
+    source: str,
+    report: dict[str, Any] | None = None,
+    device: str = "cpu",
+    case: CaseSpec | None = None,
+    limits: SandboxLimits | None = None,
+) -> Localisation:
+    """Rank the candidate `source`'s statements: report cues always, agreement when both recordings run.
+
+    `case` (default: the problem's first seed) gives the inputs; a micro case keeps the recording small.
+    """
+    limits = limits or SandboxLimits(timeout_s=problem.config.timeout_s)
+    if device != "cpu":  # values are observable per program only under the interpreter
+        return rank_statements(source, report)
+    case = case or CaseSpec(name="seed0", seed=problem.config.effective().seeds[0])
+    try:
+        instrumented = instrument_for_recording(source)
+    except (SyntaxError, ValueError) as exc:
+        loc = rank_statements(source, report)
+        loc.notes.append(f"no recording: {exc}")
+        return loc
+    reference_source = rewrite_constants(problem.reference_source, dict(case.size_overrides))
+    base_payload = {
+        "source": reference_source,
+        "filename": problem.reference_path.name,
+        "case": case.to_dict(),
+    }
+    base = _result(
+        pool.submit(REFERENCE_JOB, {**base_payload, "device": device}, limits).result(), "reference"
+    )
+    if isinstance(base, str):
+        loc = rank_statements(source, report)
+        loc.notes.append(base)
+        return loc
+    common = {
+        "seed": case.seed,
+        "init_inputs": base["init_inputs"],
+        "inputs": base["inputs"],
+        "state_dict": base["state_dict"],
+        "device": device,
+    }
+    futures: dict[str, Future[JobOutcome]] = {
+        "reference": pool.submit(
+            RECORD_REFERENCE_JOB,
+            {**common, "source": reference_source, "filename": problem.reference_path.name},
+            limits,
+        ),
+        "candidate": pool.submit(
+            RECORD_CANDIDATE_JOB,
+            {**common, "source": instrumented, "filename": problem.candidate_path.name, "model": "ModelNew"},
+            limits,
+        ),
+    }
+    ref = _result(futures["reference"].result(), "reference recording")
+    cand = _result(futures["candidate"].result(), "candidate recording")
+    if isinstance(ref, str) or isinstance(cand, str):
+        loc = rank_statements(source, report)
+        loc.notes += [r for r in (ref, cand) if isinstance(r, str)]
+        return loc
+    inputs = [x for x in base["inputs"] if isinstance(x, torch.Tensor)]
+    quantities = [*ref["intermediates"], *inputs, *base["outputs"]]
+    quantities += [t for t in base["state_dict"].values() if isinstance(t, torch.Tensor)]
+    agreement = match_records(cand["records"], reference_pool(quantities))
+    return rank_statements(source, report, agreement)

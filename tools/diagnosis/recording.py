@@ -1,0 +1,198 @@
+"""Recording intermediates for localisation (sandbox side, and the source rewrite the sandbox runs).
+
+Two recordings of the same inputs, in two children (a reference and a candidate never share a process):
+
+- the reference's forward under a TorchDispatchMode that decomposes every op it can (softmax into max, sub,
+  exp, sum, div; norms into mean, var, rsqrt...) and keeps every floating result: the quantities a correct
+  kernel computes on the way;
+- an instrumented COPY of the candidate whose kernels call `_kmedic_rec(line, names, values)` after every
+  assignment and before every `tl.store`. Under TRITON_INTERPRET a kernel body is plain Python run once per
+  program, so the recorder sees each `tl` value as a numpy array, per program, in execution order.
+
+The parent (localise.py) matches the two and ranks statements.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import torch
+from kernel_medic.tools.diagnosis.static_features import jit_kernels, tl_name
+from kernel_medic.tools.evaluation.jobs import (
+    PhaseError,
+    _canary_allocations,
+    _describe,
+    _drain_notes,
+    _phase,
+    _run,
+)
+
+RECORD_CANDIDATE_JOB = "kernel_medic.tools.diagnosis.recording:record_candidate"
+RECORD_REFERENCE_JOB = "kernel_medic.tools.diagnosis.recording:record_reference"
+PER_KEY = 8192
+"""Most values kept per recorded (line, name): the first programs' values are enough to judge agreement."""
+REFERENCE_BUDGET = 4_000_000
+"""Most reference values kept in all (a recording is a diagnosis aid, not a copy of every buffer)."""
+
+# Appended (never prepended): the instrumented copy keeps the candidate's line numbers above it.
+_RECORDER = """
+
+_KMEDIC_RECORDS = {}
+
+
+def _kmedic_rec(line, names, values):
+    import numpy as _np
+
+    for name, value in zip(names, values):
+        data = getattr(getattr(value, "handle", None), "data", value)
+        try:
+            arr = _np.asarray(data)
+        except Exception:
+            continue
+        if arr.dtype.kind != "f" or arr.size == 0:
+            continue
+        key = (int(line), str(name))
+        kept = _KMEDIC_RECORDS.setdefault(key, [0, []])
+        if kept[0] >= PER_KEY_VALUE:
+            continue
+        flat = _np.array(arr, dtype=_np.float64).ravel()[: PER_KEY_VALUE - kept[0]]
+        kept[0] += flat.size
+        kept[1].append(flat)
+""".replace("PER_KEY_VALUE", str(PER_KEY))
+
+
+def _targets(target: ast.expr) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Tuple | ast.List):
+        return [n for elt in target.elts for n in _targets(elt)]
+    return []
+
+
+def _record_call(line: int, names: list[str], values: list[ast.expr]) -> ast.stmt:
+    call = ast.Call(
+        func=ast.Name("_kmedic_rec", ast.Load()),
+        args=[
+            ast.Constant(line),
+            ast.Tuple([ast.Constant(n) for n in names], ast.Load()),
+            ast.Tuple(values, ast.Load()),
+        ],
+        keywords=[],
+    )
+    return ast.Expr(call)
+
+
+class _Recorder(ast.NodeTransformer):
+    """After each assignment: record its targets; before each `tl.store`: record the stored value."""
+
+    def _block(self, body: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for stmt in body:
+            stmt = self.visit(stmt)
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                if tl_name(stmt.value) == "store":
+                    call = stmt.value
+                    value = (
+                        call.args[1]
+                        if len(call.args) > 1
+                        else next((k.value for k in call.keywords if k.arg == "value"), None)
+                    )
+                    if value is not None:
+                        out.append(_record_call(stmt.lineno, ["<store>"], [value]))
+            out.append(stmt)
+            if isinstance(stmt, ast.Assign | ast.AugAssign | ast.AnnAssign):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                names = [n for t in targets for n in _targets(t)]
+                if names:
+                    out.append(_record_call(stmt.lineno, names, [ast.Name(n, ast.Load()) for n in names]))
+        return out
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                setattr(node, field, self._block(block))
+        return node
+
+
+def instrument_for_recording(source: str) -> str:
+    """The candidate with every jit kernel recording its values (line numbers as in `source`)."""
+    tree = ast.parse(source)
+    kernels = jit_kernels(tree)
+    if not kernels:
+        raise ValueError("no @triton.jit kernel to record")
+    for fn in kernels:
+        fn.body = _Recorder()._block(fn.body)
+    ast.fix_missing_locations(tree)
+    return ast.unparse(tree) + _RECORDER
+
+
+def record_candidate(payload: dict[str, Any]) -> dict[str, Any]:
+    """Run the instrumented ModelNew once; return its outputs and {line, name, values} per recorded key.
+
+    payload: source (instrumented), filename, seed, init_inputs, inputs, state_dict, device (as run_model).
+    """
+    from kernel_medic.tools.diagnosis.jobs import _build
+
+    device = payload.get("device", "cpu")
+    try:
+        module, model, _init, _weights = _build(payload)
+        with _canary_allocations([]):
+            outputs = _phase("forward", lambda: _run(model, list(payload["inputs"]), device))
+    except PhaseError as err:
+        return {"error": _describe(err), "notes": _drain_notes()}
+    import numpy as np
+
+    records = getattr(module, "_KMEDIC_RECORDS", {})
+    out = [
+        {"line": line, "name": name, "values": torch.from_numpy(np.concatenate(kept[1]))}
+        for (line, name), kept in records.items()
+    ]
+    return {"outputs": outputs, "records": out, "notes": _drain_notes()}
+
+
+def _float_tensors(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value] if value.is_floating_point() else []
+    if isinstance(value, tuple | list):
+        return [t for v in value for t in _float_tensors(v)]
+    return []
+
+
+def record_reference(payload: dict[str, Any]) -> dict[str, Any]:
+    """Run Model once under a decomposing dispatch mode; return its outputs and every float intermediate."""
+    from kernel_medic.tools.diagnosis.jobs import _build
+    from torch._decomp import decomposition_table
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    kept: list[torch.Tensor] = []
+    budget = [REFERENCE_BUDGET]
+
+    class Recorder(TorchDispatchMode):
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            kwargs = kwargs or {}
+            decompose = decomposition_table.get(func)
+            result: Any = NotImplemented
+            if decompose is not None:
+                try:
+                    with self:
+                        result = decompose(*args, **kwargs)
+                except Exception:  # a decomposition that cannot run here: the op itself will
+                    result = NotImplemented
+            if result is NotImplemented:
+                result = func(*args, **kwargs)
+            for t in _float_tensors(result):
+                if 0 < t.numel() <= budget[0]:
+                    budget[0] -= t.numel()
+                    kept.append(t.detach().to(torch.float64).reshape(-1).clone())
+            return result
+
+    device = payload.get("device", "cpu")
+    try:
+        _module, model, _init, _weights = _build({**payload, "model": "Model"})
+        with Recorder():
+            outputs = _phase("forward", lambda: _run(model, list(payload["inputs"]), device))
+    except PhaseError as err:
+        return {"error": _describe(err)}
+    return {"outputs": outputs, "intermediates": kept}
