@@ -14,6 +14,7 @@ from kernel_medic.graph.runtime import chat_model_for, config_of, traced
 from kernel_medic.graph.state import RepairState
 from kernel_medic.tools.diagnosis.hypotheses import BUG_CLASSES, hypotheses, refine
 from kernel_medic.tools.repair.llm import LLMError, LLMSettings, render_prompt
+from kernel_medic.tools.repair.spec_checks import spec_hypotheses
 from kernel_medic.tools.trace import append_event
 
 
@@ -43,6 +44,9 @@ def diagnose(state: RepairState) -> dict[str, Any]:
     filename = Path(state.get("candidate_path") or "candidate.py").name
     findings = _probe_findings(state)
     ranked = hypotheses(report, source, findings, filename=filename)
+    if report.get("verdict") not in (None, "pass"):
+        # Arguments the reference honours that the candidate never mentions: a hypothesis of their own.
+        ranked += spec_hypotheses(state.get("reference_source") or "", source or "")
     delta: dict[str, Any] = {"diagnosis": ranked}
     if not _llm_wanted(state):
         return delta

@@ -13,6 +13,7 @@ from kernel_medic.tools.repair.mutations import MUTATIONS
 from kernel_medic.tools.repair.patchers import OfflinePatcher
 from kernel_medic.tools.repair.rules.base import RuleContext
 from kernel_medic.tools.repair.search import candidates
+from kernel_medic.tools.repair.spec_checks import spec_gaps, spec_hypotheses
 from problems import LIGHT_TOML, scale_candidate, write_problem
 from test_search import request_for
 
@@ -165,3 +166,28 @@ def test_the_search_finds_contiguous_for_a_permuted_reshaped_softmax(tmp_path: P
     assert outcome.proposal is not None, outcome.error
     assert ".contiguous()" in outcome.proposal.source and outcome.proposal.rule == "edit_contiguous"
     assert evaluate(outcome.proposal.source, "full")["verdict"] == "pass"
+
+
+VAR_REFERENCE = """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.var(x, dim=-1, correction=0) + nn.functional.avg_pool1d(x, 3, ceil_mode=True).sum()
+"""
+
+
+def test_spec_checks_find_arguments_the_candidate_ignores_and_open_divisor_edits() -> None:
+    source = scale_candidate(("x * 2.0", "x / n"))
+    gaps = {g.argument: g.value for g in spec_gaps(VAR_REFERENCE, source)}
+    assert gaps == {"correction": "0", "ceil_mode": "True"}  # dim=-1 is what a row kernel does anyway
+    hypotheses = spec_hypotheses(VAR_REFERENCE, source)
+    assert {h["bug_class"] for h in hypotheses} == {"spec_ignored_argument"}
+    assert any("ceil_mode=True" in e for h in hypotheses for e in h["evidence"])
+    edits = [rw.description for rw in generate(source, RuleContext(VAR_REFERENCE))]
+    assert any("divide by (n - 1)" in d for d in edits)
+    # A candidate that names the argument is not suspected of ignoring it.
+    assert not spec_gaps(VAR_REFERENCE, source + "\n# correction ceil_mode\n")
+    assert not [d for d in (rw.description for rw in generate(source)) if "divide by" in d]

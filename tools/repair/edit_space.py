@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 import libcst.matchers as m
+from kernel_medic.tools.repair import spec_checks
 from kernel_medic.tools.repair.rules.base import (
     Edit,
     Rewrite,
@@ -438,13 +439,13 @@ def edit_grid(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
                     yield tree.edit(grid, new, f"{fn.name.value}: grid gets a dimension {option}")
 
 
-EDITS: dict[str, Rule] = {r.id: r for r in rules_of(__name__)}
+EDITS: dict[str, Rule] = {r.id: r for r in (*rules_of(__name__), *rules_of(spec_checks.__name__))}
 
 # Cheaper-to-believe edit types first within one statement (one line may carry many edits).
 _TYPE_ORDER = (
     "edit_contiguous", "mut_add_mask", "mut_load_other", "mut_compare", "mut_bound_pm1", "edit_grid",
-    "mut_program_id", "edit_reduction", "edit_acc_dtype", "edit_variable", "edit_index_term", "mut_swap_args",
-    "edit_function", "edit_operator", "mut_literal", "edit_constant",
+    "edit_spec_divisor", "mut_program_id", "edit_reduction", "edit_acc_dtype", "edit_variable",
+    "edit_index_term", "mut_swap_args", "edit_function", "edit_operator", "mut_literal", "edit_constant",
 )  # fmt: skip
 
 

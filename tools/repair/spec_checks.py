@@ -1,0 +1,139 @@
+"""Spec checks: arguments the reference honours that the candidate ignores, as hypotheses and as edits.
+
+The reference says what the operator is: `F.avg_pool2d(x, 3, ceil_mode=True, count_include_pad=False)`,
+`torch.var(x, dim=1, correction=0)`, a loss with `reduction="sum"`, a BatchNorm that runs in training mode.
+A candidate that never mentions such an argument (by name or by its non-default value) most likely ignores
+it. Each gap is a hypothesis of its own; gaps on the arguments that decide a divisor (correction, unbiased,
+ceil_mode, count_include_pad, divisor_override, reduction) also open divisor edits in the kernels and the
+wrapper, which the search screens like every other edit.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+import libcst.matchers as m
+from kernel_medic.tools.repair.rules.base import (
+    Edit,
+    RuleContext,
+    Tree,
+    _expr,
+    _kernels,
+    _names,
+    _render,
+    rule,
+)
+
+SPEC_ARGUMENTS = (
+    "training", "ceil_mode", "count_include_pad", "divisor_override", "dim", "correction", "unbiased",
+    "quantiles", "reduction", "eps", "momentum", "ignore_index", "label_smoothing", "margin",
+    "negative_slope", "approximate", "p", "beta", "threshold", "alpha", "padding", "dilation", "stride",
+    "output_padding", "groups", "align_corners", "mode", "interpolation", "descending", "exclusive",
+)  # fmt: skip
+"""Keyword arguments that change what an operator computes (a gap on any of them is a hypothesis)."""
+_DIVISOR_ARGUMENTS = {
+    "correction", "unbiased", "ceil_mode", "count_include_pad", "divisor_override", "reduction",
+}  # fmt: skip
+# What a row kernel does anyway: the last dimension is where it reduces without being told.
+_IMPLICIT = {("dim", "-1"), ("dim", "(-1,)"), ("dim", "[-1]")}
+
+
+@dataclass(frozen=True)
+class SpecGap:
+    argument: str
+    value: str  # as the reference writes it
+    call: str  # the reference call that passes it
+
+    def to_hypothesis(self) -> dict[str, Any]:
+        return {
+            "bug_class": "spec_ignored_argument",
+            "confidence": 0.5,
+            "evidence": [f"the reference passes {self.argument}={self.value} to {self.call}; the candidate "
+                         f"never mentions {self.argument}"],
+            "location": None,
+            "rules": ["edit_spec_divisor"] if self.argument in _DIVISOR_ARGUMENTS else [],
+        }  # fmt: skip
+
+
+def _dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return "?"
+
+
+def honoured_arguments(reference_source: str) -> list[tuple[str, str, str]]:
+    """(argument, value, call) the reference's Model passes by keyword, plus `training` for modules whose
+    behaviour depends on the mode (batch norm, dropout) since nn.Module starts in training mode."""
+    try:
+        tree = ast.parse(reference_source)
+    except SyntaxError:
+        return []
+    found: list[tuple[str, str, str]] = []
+    for cls in tree.body:
+        if not (isinstance(cls, ast.ClassDef) and cls.name == "Model"):
+            continue
+        for node in ast.walk(cls):
+            if not isinstance(node, ast.Call):
+                continue
+            name = _dotted(node.func)
+            for kw in node.keywords:
+                if kw.arg in SPEC_ARGUMENTS:
+                    found.append((kw.arg, ast.unparse(kw.value), name))
+            short = name.rsplit(".", 1)[-1].lower()
+            if "batchnorm" in short or short in ("batch_norm", "dropout", "instancenorm1d"):
+                if not any(kw.arg == "training" for kw in node.keywords):
+                    found.append(("training", "self.training", name))
+    return list(dict.fromkeys(found))
+
+
+def spec_gaps(reference_source: str, candidate_source: str) -> list[SpecGap]:
+    """The honoured arguments the candidate never mentions, by name or by the value the reference gives."""
+    gaps: dict[str, SpecGap] = {}
+    for argument, value, call in honoured_arguments(reference_source):
+        if argument in candidate_source or (argument, value) in _IMPLICIT or argument in gaps:
+            continue
+        literal = value.strip("'\"")
+        distinctive = len(literal) >= 3 and literal not in ("True", "False", "None", "self.training")
+        if distinctive and literal in candidate_source:
+            continue  # the value itself is there (`1e-5` written as a constant); `0` or `1` proves nothing
+        gaps[argument] = SpecGap(argument, value, call)
+    return list(gaps.values())
+
+
+def spec_hypotheses(reference_source: str, candidate_source: str) -> list[dict[str, Any]]:
+    return [gap.to_hypothesis() for gap in spec_gaps(reference_source, candidate_source)]
+
+
+def _divisor_gap(context: RuleContext | None, source: str) -> bool:
+    if context is None or not context.reference_source:
+        return False
+    return any(g.argument in _DIVISOR_ARGUMENTS for g in spec_gaps(context.reference_source, source))
+
+
+@rule("edit_spec_divisor", title="a divisor the reference's arguments decide", bug_class="edit:spec",
+      per="module")  # fmt: skip
+def edit_spec_divisor(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """Where an ignored argument decides a divisor: `/ d` becomes `/ (d - 1)`, `/ (d + 1)` or goes; a
+    host-side `.mean()` becomes `.sum()` and back."""
+    if not _divisor_gap(context, tree.source):
+        return
+    for fn in _kernels(tree.module):
+        for op in m.findall(fn.body, m.BinaryOperation(operator=m.Divide())):
+            assert isinstance(op, cst.BinaryOperation)
+            if not _names(op.right):
+                continue
+            d = _render(op.right)
+            for new in (f"({d} - 1)", f"({d} + 1)"):
+                yield tree.edit(op.right, _expr(new), f"{fn.name.value}: divide by {new}")
+            yield tree.edit(op, op.left, f"{fn.name.value}: no division by {d}")
+    for call in m.findall(tree.module, m.Call(func=m.Attribute(attr=m.Name("mean") | m.Name("sum")))):
+        assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+        other = "sum" if call.func.attr.value == "mean" else "mean"
+        new = call.with_changes(func=call.func.with_changes(attr=cst.Name(other)))
+        yield tree.edit(call, new, f".{call.func.attr.value}() -> .{other}()")
