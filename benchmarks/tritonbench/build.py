@@ -18,8 +18,9 @@ verdict and error class). The case folders are gitignored. The snapshot's HEAD m
 shape and dtype, sizes > 1 as module-level integer constants (one per distinct size, so coupled dimensions
 vary together when the judge derives shape variants; integer arguments >= 8 equal to a size use its
 constant), in a value domain like the recorded one: symmetric positive definite matrices stay so, tensors
-the test gave no negative values stay non-negative (uniform over the recorded range), integer tensors stay
-in the recorded range, booleans random unless constant; everything else is passed as recorded.
+the test gave no negative values stay non-negative and those it kept within [-1, 1] stay there (uniform
+over the recorded range), other float tensors are standard normal, integer tensors stay in the recorded
+range, booleans are random unless constant; everything else is passed as recorded.
 """
 
 from __future__ import annotations
@@ -223,6 +224,8 @@ class _Inputs:
         elif lo >= 0:
             if hi - lo < 1e-6:  # a constant tensor (ones, a fill): keep its sign, vary the values
                 lo, hi = (0.5 * hi, 1.5 * hi) if hi > 0 else (0.0, 1.0)
+            expr = f"torch.rand({shape_t}, dtype={dtype}) * {hi - lo!r} + {lo!r}"
+        elif lo >= -1.0 and hi <= 1.0:  # a bounded domain the test respected (asin, atanh, a correlation)
             expr = f"torch.rand({shape_t}, dtype={dtype}) * {hi - lo!r} + {lo!r}"
         else:
             expr = f"torch.randn({shape_t}, dtype={dtype})"
