@@ -42,8 +42,13 @@ class RepairResult:
     thread_id: str
     error: str = ""
     distilled: dict[str, Any] = field(default_factory=dict)
+    # The crash the candidate as given showed (class, line, exception, evidence); None when it did not crash.
+    crash: dict[str, Any] | None = None
     # What the final evaluation found outside the verdict: layout assumptions, shapes outside the domain.
     warnings: list[str] = field(default_factory=list)
+    # Every LLM answer (form read, why refused, tokens, wall) and the time spent waiting for the LLM.
+    llm_answers: list[dict[str, Any]] = field(default_factory=list)
+    llm_wall_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -168,10 +173,14 @@ def result_from_state(state: RepairState, thread_id: str) -> RepairResult:
         integrity=dict(state.get("integrity") or {}),
         trace_path=state.get("trace_path", ""),
         thread_id=thread_id,
-        # The error that ended the run (bad input, an LLM that stayed unreachable), not patch-level ones.
-        error=state.get("error", "") if status == "invalid" or reason == "llm_error" else "",
+        # The error that ended the run (bad input, an LLM that stayed unreachable or never gave an applicable
+        # edit); an unrepaired run also keeps the last patch-level one, so a JSON result never hides it.
+        error=state.get("error", "") if status != "repaired" else "",
         distilled=dict(state.get("distilled") or {}),
+        crash=(state.get("initial_report") or {}).get("crash"),
         warnings=list((state.get("best_report") or {}).get("warnings") or []),
+        llm_answers=list(state.get("llm_answers") or []),
+        llm_wall_s=round(float(state.get("llm_wall_s", 0.0)), 3),
     )
 
 

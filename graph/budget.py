@@ -10,6 +10,8 @@ def stop_reason(state: RepairState, config: RepairConfig) -> str | None:
     """Why the loop must stop now, or None to go on."""
     if state.get("error", "").startswith("llm_error"):
         return "llm_error"
+    if state.get("llm_no_edit", 0) >= config.llm_no_edit_limit:
+        return "llm_no_edit"
     if state.get("oscillation"):
         return "oscillation"
     if state.get("exhausted"):

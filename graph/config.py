@@ -51,6 +51,20 @@ class RepairConfig:
     """A trace whose recorded LLM responses stand in for the LLM (replay; no network)."""
     tolerance: str | None = None
     """How outputs are judged, overriding problem.toml: strict, kernelbench, or ATOL,RTOL."""
+    llm_timeout_s: float = 120.0
+    """Seconds one LLM request may take before it is retried (KMEDIC_LLM_TIMEOUT_S)."""
+    llm_samples: int = 1
+    """Answers asked for per LLM round (parallel requests); several are screened and the best verified."""
+    llm_retry_temperature: float = 0.7
+    """Sampling temperature of retries and extra samples (the first answer uses temperature 0)."""
+    llm_max_output_tokens: int = 1536
+    """Cap on one LLM reply's tokens (a whole corrected file fits; a runaway reply does not)."""
+    llm_prompt_tokens: int | None = None
+    """Prompt token budget; default: the server's reported context (else 8192) minus llm_max_output_tokens."""
+    llm_no_edit_limit: int = 3
+    """Stop after this many LLM rounds in a row whose answers held no applicable edit (stop: llm_no_edit)."""
+    llm_pattern_min_score: float = 0.35
+    """Knowledge-base patterns below this retrieval score are left out of the LLM prompt."""
 
     @classmethod
     def from_env(cls, **overrides: Any) -> RepairConfig:
@@ -75,10 +89,41 @@ class RepairConfig:
         config = cls(**data)
         if config.strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {config.strategy!r}: expected offline, llm or hybrid")
+        _check_limits(config)
         return config
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+_AT_LEAST_ONE = (
+    "max_iterations",
+    "max_llm_calls",
+    "max_tokens",
+    "no_progress_limit",
+    "patches_per_hypothesis",
+    "llm_samples",
+    "llm_no_edit_limit",
+    "llm_max_output_tokens",
+)
+
+
+def _check_limits(config: RepairConfig) -> None:
+    """A zero or negative budget would end (or never end) every run for a reason nobody asked for."""
+    for name in _AT_LEAST_ONE:
+        if getattr(config, name) < 1:
+            raise ValueError(f"{name} must be at least 1, got {getattr(config, name)}")
+    for name in ("wall_budget_s", "llm_timeout_s"):
+        if not getattr(config, name) > 0:
+            raise ValueError(f"{name} must be positive, got {getattr(config, name)}")
+    if config.edit_retries < 0:
+        raise ValueError(f"edit_retries must be at least 0, got {config.edit_retries}")
+    if config.workers is not None and config.workers < 1:
+        raise ValueError(f"workers must be at least 1, got {config.workers}")
+    if config.llm_prompt_tokens is not None and config.llm_prompt_tokens < 256:
+        raise ValueError(f"llm_prompt_tokens must be at least 256, got {config.llm_prompt_tokens}")
+    if not 0.0 < config.regeneration_fraction <= 1.0:
+        raise ValueError(f"regeneration_fraction must be in (0, 1], got {config.regeneration_fraction}")
 
 
 def _parse(name: str, raw: str) -> Any:
@@ -87,7 +132,7 @@ def _parse(name: str, raw: str) -> Any:
         return int(raw)
     if "float" in str(kind):
         return float(raw)
-    if name == "workers":
+    if name in ("workers", "llm_prompt_tokens"):
         return int(raw) if raw else None
     if "bool" in str(kind):
         return raw.strip().lower() in ("1", "true", "yes", "on")

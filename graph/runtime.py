@@ -60,7 +60,14 @@ def chat_model_for(config: RepairConfig, trace_path: str | None) -> ChatModel:
         return RecordedChatModel.for_trace(config.llm_replay)
     from kernel_medic.tools.repair.llm import LLMClient, LLMSettings
 
-    return LLMClient(LLMSettings.from_env(model=config.model, base_url=config.base_url))
+    return LLMClient(
+        LLMSettings.from_env(
+            model=config.model,
+            base_url=config.base_url,
+            timeout_s=config.llm_timeout_s,
+            max_output_tokens=config.llm_max_output_tokens,
+        )
+    )
 
 
 def close_all() -> None:

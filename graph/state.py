@@ -64,6 +64,9 @@ class RepairState(TypedDict, total=False):
     wall_s: Annotated[float, operator.add]
     patches_per_hypothesis: Annotated[dict[str, int], add_counts]
     no_progress: int
+    llm_no_edit: int  # LLM rounds in a row whose answers held no applicable edit
+    llm_answers: Annotated[list[dict[str, Any]], operator.add]  # every LLM answer: form, refusal, tokens
+    llm_wall_s: Annotated[float, operator.add]  # time spent waiting for the LLM
     seen_hashes: Annotated[list[str], operator.add]
     exhausted: bool  # the patch strategy has nothing left to propose
     oscillation: bool  # the last proposal reproduced a source seen before

@@ -9,9 +9,9 @@ from kernel_medic.graph.state import RepairState
 from kernel_medic.tools.diagnosis.localise import localise, rank_statements
 from kernel_medic.tools.evaluation.cases import cases_for_tier
 from kernel_medic.tools.repair.crash_patcher import CrashPatcher
+from kernel_medic.tools.repair.llm_patch import LLMBudget, LLMOptions, LLMOutcome, LLMPatcher
 from kernel_medic.tools.repair.patchers import (
     HybridPatcher,
-    LLMPatcher,
     OfflinePatcher,
     PatchOutcome,
     PatchRequest,
@@ -26,8 +26,28 @@ def patch(state: RepairState) -> dict[str, Any]:
 
     def llm() -> LLMPatcher:
         model = chat_model_for(config, trace_path)
+        offline = _offline(state, mutations=False)  # its evaluator screens several LLM samples
         return LLMPatcher(
-            model, config.edit_retries, lambda kind, data: append_event(trace_path, kind, **data)
+            model,
+            LLMOptions(
+                rounds=config.edit_retries + 1,
+                samples=config.llm_samples,
+                retry_temperature=config.llm_retry_temperature,
+                prompt_tokens=config.llm_prompt_tokens,
+                reply_tokens=config.llm_max_output_tokens,
+                max_fraction=config.regeneration_fraction,
+                min_pattern_score=config.llm_pattern_min_score,
+            ),
+            # Caps are never overshot: the patcher asks at most what is left of each budget.
+            LLMBudget(
+                calls_left=config.max_llm_calls - state.get("llm_calls", 0),
+                no_edit_left=config.llm_no_edit_limit - state.get("llm_no_edit", 0),
+                wall_left_s=config.wall_budget_s - state.get("wall_s", 0.0),
+            ),
+            lambda kind, data: append_event(trace_path, kind, **data),
+            evaluate=offline.evaluate,
+            workers=offline.workers,
+            namespace=offline.namespace,
         )
 
     request = PatchRequest(
@@ -50,7 +70,7 @@ def patch(state: RepairState) -> dict[str, Any]:
         offline = _offline(state, mutations=False)
         outcome = CrashPatcher(offline.evaluate, offline.workers, offline.namespace).propose(request)
         if outcome.proposal is not None or config.strategy == "offline":
-            return _delta(outcome)
+            return _delta(outcome, state)
     if config.strategy == "offline":
         outcome = _offline(state, mutations=True).propose(request)
     elif config.strategy == "llm":
@@ -61,7 +81,7 @@ def patch(state: RepairState) -> dict[str, Any]:
         outcome = HybridPatcher(_offline(state, mutations=False), llm, stagnation).propose(
             request, state.get("no_progress", 0)
         )
-    return _delta(outcome)
+    return _delta(outcome, state)
 
 
 def _offline(state: RepairState, mutations: bool) -> OfflinePatcher:
@@ -108,7 +128,7 @@ def _offline(state: RepairState, mutations: bool) -> OfflinePatcher:
 _LOCALISED: dict[tuple[str, str], list[int]] = {}
 
 
-def _delta(outcome: PatchOutcome) -> dict[str, Any]:
+def _delta(outcome: PatchOutcome, state: RepairState) -> dict[str, Any]:
     delta: dict[str, Any] = {
         "llm_calls": outcome.llm_calls,
         "input_tokens": outcome.input_tokens,
@@ -120,6 +140,20 @@ def _delta(outcome: PatchOutcome) -> dict[str, Any]:
     }
     if outcome.error:
         delta["error"] = outcome.error
+    if isinstance(outcome, LLMOutcome):
+        delta.update(llm_answers=outcome.answers, llm_wall_s=outcome.llm_wall_s)
+        if outcome.no_edit:
+            # An answer with no applicable edit is a no-progress step, and K in a row end the run.
+            delta["no_progress"] = state.get("no_progress", 0) + outcome.no_edit
+            delta["llm_no_edit"] = state.get("llm_no_edit", 0) + outcome.no_edit
+        if outcome.proposal is not None:
+            delta["llm_no_edit"] = 0
+        limit = config_of(state).llm_no_edit_limit
+        if outcome.no_edit and state.get("llm_no_edit", 0) + outcome.no_edit >= limit:
+            delta["error"] = (
+                f"{limit} LLM rounds in a row without an applicable edit (llm_no_edit_limit); "
+                f"last: {outcome.error or ''}"
+            )
     proposal = outcome.proposal
     if proposal is not None:
         delta.update(

@@ -317,6 +317,7 @@ def _repair(args: argparse.Namespace) -> int:
             )
         except ValueError as exc:
             raise InvalidProblem(str(exc)) from exc
+        require_llm_endpoint(config)
         if config.device != "cpu":
             config = RepairConfig.from_dict({**config.to_dict(), "device": resolve_device(config.device)})
         trace = args.trace or (str(out / "trace.jsonl") if out else None)
@@ -343,6 +344,19 @@ def _repair(args: argparse.Namespace) -> int:
     return EXIT_OK if result.status == "repaired" else EXIT_FAIL
 
 
+def require_llm_endpoint(config: Any) -> None:
+    """An LLM strategy without an endpoint fails here, in one line, before any work is done."""
+    from kernel_medic.tools.repair.llm import LLMSettings
+
+    if config.strategy == "offline" or config.llm_replay:
+        return
+    if not LLMSettings.from_env(model=config.model, base_url=config.base_url).configured():
+        raise InvalidProblem(
+            f"--strategy {config.strategy} needs an LLM endpoint: set OPENAI_BASE_URL (e.g. a local "
+            "OpenAI-compatible server, http://127.0.0.1:8000/v1) and/or OPENAI_API_KEY"
+        )
+
+
 def repair_json(result: dict[str, Any]) -> dict[str, Any]:
     tokens = result["tokens"]
     return {
@@ -360,12 +374,15 @@ def repair_json(result: dict[str, Any]) -> dict[str, Any]:
                 "trace_path",
                 "diff",
                 "error",
+                "llm_wall_s",
+                "llm_answers",
             )
         },
         "tokens": {**tokens, "total": tokens["input"] + tokens["output"]},
         "integrity": result["integrity"].get("verdict", "not_audited"),
         "integrity_findings": result["integrity"].get("findings", []),
         "warnings": result.get("warnings", []),
+        "crash": result.get("crash"),
         "attempts": [
             {
                 k: a.get(k)
@@ -409,6 +426,8 @@ def format_repair(result: dict[str, Any]) -> str:
         lines.append(f"  integrity: {f['rule']} (line {f['line']}): {f['evidence']}")
     for warning in result.get("warnings", []):
         lines.append(f"  warning (not part of the verdict): {warning}")
+    if result.get("crash"):
+        lines.append("  " + crash_line(result["crash"]))
     if result["diff"]:
         lines += ["", result["diff"].rstrip()]
     return "\n".join(lines)
@@ -422,6 +441,8 @@ def _node_printer():  # noqa: ANN202
             detail = f" {a['description']}: {a['verdict']} score {a['score']:.4f}"
         elif node == "evaluate" and "best_verdict" in delta:
             detail = f" {delta['best_verdict']} score {delta['best_score']:.4f}"
+        elif node == "patch" and delta.get("llm_answers"):
+            detail = " " + llm_answers_line(delta["llm_answers"], delta.get("pending"), delta.get("error"))
         elif node == "patch" and delta.get("pending"):
             detail = f" {delta['pending']['description']}"
         elif node == "audit" and delta.get("integrity"):
@@ -432,6 +453,22 @@ def _node_printer():  # noqa: ANN202
         sys.stderr.flush()
 
     return show
+
+
+def llm_answers_line(answers: list[dict[str, Any]], pending: dict[str, Any] | None, error: str | None) -> str:
+    """What the LLM answered this step and what became of it, e.g. `llm: 2 answers (fenced_code: refused -
+    rewrites 80% ...; search_replace: applied) -> llm search_replace, line 9: ...`."""
+    parts = []
+    for a in answers:
+        what = "applied" if a.get("applied") else f"refused - {str(a.get('refusal', ''))[:140]}"
+        parts.append(f"{a.get('form')}: {what}")
+    tokens_in = sum(int(a.get("input_tokens", 0)) for a in answers)
+    tokens_out = sum(int(a.get("output_tokens", 0)) for a in answers)
+    plural = "s" if len(answers) != 1 else ""
+    line = f"llm: {len(answers)} answer{plural} ({'; '.join(parts)}; {tokens_in} in / {tokens_out} out)"
+    if pending:
+        return f"{line} -> {pending['description']}"
+    return f"{line} -> no edit" + (f" ({error[:160]})" if error else "")
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -505,6 +542,7 @@ def _bench(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise InvalidProblem(str(exc)) from exc
+    require_llm_endpoint(config)
     if args.cases:
         cases = [c for c in cases if any(part in c.name for part in args.cases)]
     if not cases:

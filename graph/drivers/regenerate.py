@@ -31,6 +31,9 @@ class RegenerateOutcome:
     score: float  # best full-tier score among the attempts
     first_success: int = 0  # the attempt (1-based) that succeeded; 0 when none did
     error: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    llm_wall_s: float = 0.0  # time spent waiting for the LLM
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -67,6 +70,9 @@ def regenerate(problem: Problem, model: ChatModel, evaluator: Evaluator, attempt
             break
         outcome.llm_calls += 1
         outcome.tokens += reply.input_tokens + reply.output_tokens
+        outcome.input_tokens += reply.input_tokens
+        outcome.output_tokens += reply.output_tokens
+        outcome.llm_wall_s = round(outcome.llm_wall_s + reply.wall_s, 3)
         source = extract_code(reply.text)
         if source is None:
             failures.append(f"- attempt {outcome.attempts}: the answer held no code block")

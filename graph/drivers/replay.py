@@ -61,14 +61,40 @@ def replay(
     workdir: str | Path | None = None,
 ) -> ReplayReport:
     trace_path = str(Path(trace_path).resolve())
+    if workdir is not None:
+        return _replay_in(Path(workdir), trace_path, from_step, changes, None)
+    # The scratch folder (input files, checkpoints) goes when the replay ends; the new trace is kept next to
+    # the recorded one, since reports name it.
+    original = Path(trace_path)
+    kept = original.with_name(
+        f"{original.stem}.{'replay' if from_step is None else f'fork{from_step}'}.jsonl"
+    )
+    with tempfile.TemporaryDirectory(prefix="kmedic-replay-") as scratch:
+        try:
+            kept.unlink(missing_ok=True)
+            kept.touch()
+        except OSError:  # a read-only trace folder: the replay's trace stays in the scratch folder's place
+            kept = Path.cwd() / kept.name
+            kept.unlink(missing_ok=True)
+        return _replay_in(Path(scratch), trace_path, from_step, changes, kept)
+
+
+def _replay_in(
+    folder: Path,
+    trace_path: str,
+    from_step: int | None,
+    changes: dict[str, Any] | None,
+    kept: Path | None,
+) -> ReplayReport:
     events = read_trace(trace_path)
     start = events[0]
-    folder = Path(workdir or tempfile.mkdtemp(prefix="kmedic-replay-"))
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in start["files"].items():
         (folder / name).write_text(text, encoding="utf-8")
     config = RepairConfig.from_dict({**start["config"], "llm_replay": trace_path})
-    new_trace = str(folder / "replay.jsonl")
+    new_trace = str(kept or folder / "replay.jsonl")
+    if kept is not None:
+        kept.unlink(missing_ok=True)
     RecordedChatModel.reset(trace_path)
     RecordedRetrievals.reset(trace_path)
     recorded = summary(events)

@@ -42,6 +42,8 @@ class LLMSettings:
     """Retries after the first try, on timeouts, connection errors and HTTP 5xx only."""
     backoff_s: float = 1.0
     """Delay before the first retry; doubles each time."""
+    max_output_tokens: int | None = None
+    """Cap on a reply's tokens (the request's max_tokens); None leaves it to the server."""
 
     @classmethod
     def from_env(cls, **overrides: Any) -> LLMSettings:
@@ -78,10 +80,21 @@ class LLMReply:
     attempts: int
     wall_s: float
     model: str
+    lost_input_tokens: int = 0
+    """Prompt tokens of earlier attempts that timed out: the server processed them, the usage never came
+    back, so they are estimated from the prompt's length."""
 
 
 class LLMError(RuntimeError):
     """The request failed after retries, or cannot be made; str() is one line."""
+
+    lost_input_tokens: int = 0  # estimated prompt tokens of attempts that timed out (the server did the work)
+    wall_s: float = 0.0  # time spent on the failed attempts
+
+
+def estimate_prompt_tokens(messages: list[dict[str, str]]) -> int:
+    """A prompt's tokens when the server reports none (a timed-out request): ~3.2 characters per token."""
+    return int(sum(len(m.get("content", "")) for m in messages) / 3.2) + 4 * len(messages)
 
 
 class LLMClient:
@@ -104,10 +117,41 @@ class LLMClient:
             timeout=settings.timeout_s,
             max_retries=0,
             stream_usage=True,
+            max_tokens=settings.max_output_tokens,
         )
+        self._context: int | None | bool = False  # False: not asked yet
 
-    def complete(self, messages: list[dict[str, str]]) -> LLMReply:
-        """One chat completion; LLMError after the last failed attempt or on a non-retryable error."""
+    def context_window(self) -> int | None:
+        """The model's context length when the server reports it (vLLM, SGLang, llama.cpp); else None."""
+        if self._context is not False:
+            return self._context  # type: ignore[return-value]
+        self._context = None
+        base = (self.settings.base_url or DEFAULT_BASE_URL).rstrip("/")
+        try:
+            key = self.settings.api_key or PLACEHOLDER_API_KEY
+            reply = httpx.get(
+                f"{base}/models",
+                timeout=min(5.0, self.settings.timeout_s),
+                headers={"Authorization": f"Bearer {key}"},
+            )
+            models = reply.json().get("data") or []
+        except (httpx.HTTPError, ValueError, AttributeError):
+            return None
+        for entry in models if isinstance(models, list) else []:
+            if not isinstance(entry, dict):
+                continue
+            meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+            for key in ("max_model_len", "context_length", "context_window", "n_ctx", "max_context_length"):
+                value = entry.get(key, meta.get(key))
+                if isinstance(value, int) and value > 0:
+                    self._context = value
+                    return value
+        return None
+
+    def complete(self, messages: list[dict[str, str]], temperature: float | None = None) -> LLMReply:
+        """One chat completion; LLMError after the last failed attempt or on a non-retryable error.
+
+        `temperature` overrides the settings' for this request (retries vary their sampling)."""
         for message in messages:
             if message.get("role") not in ("system", "user", "assistant") or "content" not in message:
                 shown = repr(message)[:120]
@@ -115,16 +159,23 @@ class LLMClient:
         attempts_allowed = self.settings.max_retries + 1
         start = time.monotonic()
         delay = self.settings.backoff_s
+        extra = {} if temperature is None else {"temperature": temperature}
+        lost = 0
         for attempt in range(1, attempts_allowed + 1):
             try:
-                result = self._chat.invoke(messages)
+                result = self._chat.invoke(messages, **extra)
             except Exception as exc:  # classified below; anything else is re-raised
                 retryable, reason = _classify(exc)
                 if reason is None:
                     raise
+                if reason == "timed out":
+                    lost += estimate_prompt_tokens(messages)
                 if not retryable or attempt == attempts_allowed:
                     plural = "attempt" if attempt == 1 else "attempts"
-                    raise LLMError(f"LLM request failed after {attempt} {plural}: {reason}") from exc
+                    error = LLMError(f"LLM request failed after {attempt} {plural}: {reason}")
+                    error.lost_input_tokens = lost
+                    error.wall_s = time.monotonic() - start
+                    raise error from exc
                 time.sleep(delay)
                 delay *= 2
                 continue
@@ -137,6 +188,7 @@ class LLMClient:
                 attempts=attempt,
                 wall_s=time.monotonic() - start,
                 model=str(model),
+                lost_input_tokens=lost,
             )
         raise AssertionError("unreachable: the loop returns or raises")
 
@@ -191,7 +243,7 @@ class RecordedChatModel(Recording):
         super().__init__(trace_path)
         self.responses = [e for e in read_trace(trace_path) if e["event"] == "llm_response"]
 
-    def complete(self, messages: list[dict[str, str]]) -> LLMReply:
+    def complete(self, messages: list[dict[str, str]], temperature: float | None = None) -> LLMReply:
         with self._lock:
             if self.cursor >= len(self.responses):
                 raise LLMError(f"replay: {self.trace_path} has no more recorded LLM responses")
@@ -204,4 +256,8 @@ class RecordedChatModel(Recording):
             attempts=int(event.get("attempts", 1)),
             wall_s=0.0,
             model=str(event.get("model", "recorded")),
+            lost_input_tokens=int(event.get("lost_input_tokens", 0)),
         )
+
+    def context_window(self) -> int | None:
+        return None  # a replay never asks the server; the recorded prompts were sized by the original run

@@ -6,14 +6,12 @@ the integrity gate do). Proposals that reproduce a source already tried are neve
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kernel_medic.tools.repair.edit_space import EDITS
-from kernel_medic.tools.repair.edits import EditError, apply_search_replace, parse_search_replace
-from kernel_medic.tools.repair.llm import LLMError, LLMReply, render_prompt
+from kernel_medic.tools.repair.llm import LLMReply
 from kernel_medic.tools.repair.mutations import MUTATIONS
 from kernel_medic.tools.repair.rules.base import Rewrite, RuleContext
 from kernel_medic.tools.repair.rules.registry import RULES
@@ -83,7 +81,7 @@ class PatchOutcome:
 
 
 class ChatModel(Protocol):
-    def complete(self, messages: list[dict[str, str]]) -> LLMReply: ...
+    def complete(self, messages: list[dict[str, str]], temperature: float | None = None) -> LLMReply: ...
 
 
 class Patcher(Protocol):
@@ -211,82 +209,10 @@ def _proposal(rewrite: Rewrite) -> Proposal:
     return Proposal(rewrite.source, "offline", _hypothesis(rewrite), rewrite.rule, rewrite.description)
 
 
-EventSink = Callable[[str, dict[str, Any]], None]
-
-
-class LLMPatcher:
-    """Asks the LLM for search/replace edits; malformed or non-applying edits are fed back, never applied."""
-
-    def __init__(self, model: ChatModel, edit_retries: int = 2, on_event: EventSink | None = None) -> None:
-        self.model = model
-        self.edit_retries = edit_retries
-        self.on_event = on_event or (lambda _kind, _data: None)
-
-    def propose(self, request: PatchRequest) -> PatchOutcome:
-        messages = [
-            {"role": "system", "content": render_prompt("patch_system")},
-            {"role": "user", "content": render_prompt("patch_user", **_prompt_fields(request))},
-        ]
-        outcome = PatchOutcome(None)
-        open_hypotheses = [
-            h["bug_class"]
-            for h in request.hypotheses
-            if request.patch_counts.get(h["bug_class"], 0) < request.patch_cap
-        ]
-        if request.hypotheses and not open_hypotheses:
-            return PatchOutcome(None, exhausted=True, error="every hypothesis reached its patch cap")
-        hypothesis = open_hypotheses[0] if open_hypotheses else "unknown"
-        if request.patch_counts.get(hypothesis, 0) >= request.patch_cap:
-            return PatchOutcome(None, exhausted=True, error="every hypothesis reached its patch cap")
-        for _ in range(self.edit_retries + 1):
-            self.on_event("llm_request", {"messages": messages})
-            try:
-                reply = self.model.complete(messages)
-            except LLMError as exc:
-                outcome.error = f"llm_error: {exc}"
-                return outcome
-            outcome.llm_calls += 1
-            outcome.input_tokens += reply.input_tokens
-            outcome.output_tokens += reply.output_tokens
-            self.on_event(
-                "llm_response",
-                {
-                    "text": reply.text,
-                    "input_tokens": reply.input_tokens,
-                    "output_tokens": reply.output_tokens,
-                    "attempts": reply.attempts,
-                    "wall_s": round(reply.wall_s, 3),
-                    "model": reply.model,
-                },
-            )
-            try:
-                source = apply_search_replace(request.source, parse_search_replace(reply.text))
-            except EditError as exc:
-                outcome.feedback = f"Your edit could not be applied: {exc}"
-                messages += [
-                    {"role": "assistant", "content": reply.text},
-                    {
-                        "role": "user",
-                        "content": outcome.feedback + " Answer again with SEARCH/REPLACE blocks "
-                        "whose SEARCH text is copied exactly from the current candidate.",
-                    },
-                ]
-                continue
-            if source_hash(source) in request.seen_hashes:
-                outcome.oscillation = True
-                outcome.feedback = "That edit reproduces a version already tried."
-                return outcome
-            outcome.proposal = Proposal(source, "llm", hypothesis, "llm", _first_line(reply.text))
-            outcome.feedback = ""
-            return outcome
-        outcome.error = f"no applicable edit after {self.edit_retries + 1} answers"
-        return outcome
-
-
 class HybridPatcher:
     """Offline rules first; the LLM once the rules are spent or the search stagnates."""
 
-    def __init__(self, offline: OfflinePatcher, llm: Callable[[], LLMPatcher], stagnation: int) -> None:
+    def __init__(self, offline: OfflinePatcher, llm: Callable[[], Patcher], stagnation: int) -> None:
         self.offline = offline
         self.llm = llm
         self.stagnation = stagnation
@@ -297,41 +223,3 @@ class HybridPatcher:
             if outcome.proposal is not None:
                 return outcome
         return self.llm().propose(request)
-
-
-def _prompt_fields(request: PatchRequest) -> dict[str, Any]:
-    report = request.report
-    return {
-        "problem_name": request.problem_name,
-        "reference_source": request.reference_source,
-        "candidate_source": request.source,
-        "verdict": report.get("verdict", "unknown"),
-        "score": report.get("score", 0.0),
-        "symptoms": _bullets(report.get("symptoms") or ["(none recorded)"]),
-        "diagnosis": _bullets(
-            f"{h['bug_class']} (confidence {h['confidence']}; evidence: {', '.join(h['evidence']) or 'none'})"
-            for h in request.hypotheses[:5]
-        )
-        or "- (no hypothesis)",
-        "patterns": _bullets(f"{p['title']} [{p['bug_class']}]: {p['fix']}" for p in request.patterns[:5])
-        or "- (none)",
-        "instrumentation": _bullets(json.dumps(f, sort_keys=True) for f in request.instrumentation[-3:])
-        or "- (none yet)",
-        "failed_attempts": _bullets(
-            f"{a.get('description', '')}: {a.get('verdict')} (score {a.get('score')})\n{a.get('diff', '')}"
-            for a in request.failed_attempts[-4:]
-        )
-        or "- (none)",
-        "feedback": request.feedback or "(none)",
-    }
-
-
-def _bullets(items: Sequence[str] | Any) -> str:
-    return "\n".join(f"- {item}" for item in items)
-
-
-def _first_line(text: str) -> str:
-    for line in text.splitlines():
-        if line.strip() and not line.startswith(("<<<<<<<", "```")):
-            return line.strip()[:160]
-    return "LLM search/replace edit"

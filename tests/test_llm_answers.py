@@ -1,0 +1,175 @@
+"""Reading LLM answers in the forms models really write; the prompt that a small model gets."""
+
+from __future__ import annotations
+
+from kernel_medic.tools.repair.answers import describe_edit, read_answer
+from kernel_medic.tools.repair.llm import render_prompt
+from kernel_medic.tools.repair.llm_prompt import (
+    estimate_tokens,
+    hypothesis_lines,
+    pattern_lines,
+    symptom_lines,
+    trim_reference,
+)
+from problems import SCALE_REFERENCE, scale_candidate
+
+BROKEN = scale_candidate(("x * 2.0", "x * 3.0"))
+FIXED = scale_candidate()
+INSTRUCTIONS = render_prompt("patch_system")
+OLD = "    tl.store(out_ptr + offs, x * 3.0, mask=mask)"
+NEW = "    tl.store(out_ptr + offs, x * 2.0, mask=mask)"
+
+
+def sr(search: str, replace: str) -> str:
+    return f"<<<<<<< SEARCH\n{search}\n=======\n{replace}\n>>>>>>> REPLACE\n"
+
+
+def read(text: str, source: str = BROKEN) -> object:
+    return read_answer(text, source, INSTRUCTIONS, max_fraction=0.6)
+
+
+def test_exact_search_replace() -> None:
+    answer = read(sr(OLD, NEW))
+    assert (answer.source, answer.form) == (FIXED, "search_replace")
+
+
+def test_indentation_tolerant_search_replace() -> None:
+    answer = read("Here is the fix:\n" + sr(OLD.strip(), NEW.strip()))
+    assert (answer.source, answer.form) == (FIXED, "search_replace_fuzzy")
+
+
+def test_an_ambiguous_fuzzy_match_is_refused() -> None:
+    source = "def f(a):\n    x = 1\n    if a:\n        x = 1\n    return x\n"
+    answer = read_answer(sr("  x = 1", "  x = 2"), source, INSTRUCTIONS)
+    assert answer.source is None and "occurs 2 times" in answer.refusal
+
+
+def test_unified_diff() -> None:
+    diff = (
+        "```diff\n--- a/candidate.py\n+++ b/candidate.py\n@@ -13,3 +13,3 @@\n"
+        "     x = tl.load(x_ptr + offs, mask=mask)\n"
+        f"-{OLD}\n+{NEW}\n \n```\n"
+    )
+    answer = read(diff)
+    assert (answer.source, answer.form) == (FIXED, "unified_diff")
+
+
+def test_whole_file_in_a_fence_is_diffed_and_cosmetic_changes_are_reverted() -> None:
+    # What the 1.5B model did on every call: the template echoed, then the whole file with comments dropped.
+    echoed = sr(
+        "lines copied exactly from the current candidate, including indentation",
+        "the lines that replace them",
+    )
+    commented = BROKEN.replace(
+        "    pid = tl.program_id(0)\n", "    # one program per block\n    pid = tl.program_id(0)\n"
+    )
+    whole = "```python\n" + FIXED.replace("x * 2.0", "x*2.0") + "```\n"
+    answer = read_answer(echoed + "\nThe corrected kernel:\n" + whole, commented, INSTRUCTIONS + echoed)
+    assert answer.form == "fenced_code"
+    assert answer.source == commented.replace("x * 3.0", "x*2.0")  # the comment the model dropped is kept
+    assert any("instructions" in note for note in answer.notes)
+
+
+def test_a_fenced_kernel_alone_replaces_the_function_of_the_same_name() -> None:
+    kernel = FIXED[FIXED.index("@triton.jit") : FIXED.index("class ModelNew")]
+    answer = read(f"```python\n{kernel}```")
+    assert (answer.source, answer.form) == (FIXED, "fenced_code")
+
+
+def test_a_large_rewrite_is_refused_as_regeneration_with_the_reason() -> None:
+    rewrite = (
+        FIXED.replace("pid = tl.program_id(0)", "p = tl.program_id(axis=0)")
+        .replace("offs = pid * BLOCK", "offs = p * BLOCK")
+        .replace("mask = offs < n", "m = offs < n")
+        .replace("mask=mask", "mask=m")
+    )
+    answer = read_answer(f"```python\n{rewrite}```", BROKEN, INSTRUCTIONS, max_fraction=0.2)
+    assert answer.source is None and "regeneration" in answer.refusal and "limit 20%" in answer.refusal
+
+
+def test_an_echoed_example_alone_is_named_as_such() -> None:
+    answer = read(
+        sr("    total = tl.sum(vals, axis=0) / BLOCK_SIZE", "    total = tl.sum(vals, axis=0) / n_cols")
+    )
+    assert answer.source is None and "repeated the template/example" in answer.refusal
+
+
+def test_prose_only_is_no_edit() -> None:
+    answer = read("I would change the constant to 2.0.")
+    assert answer.source is None and answer.form == "none" and "no edit found" in answer.refusal
+
+
+def test_a_patch_is_named_from_the_edit_not_the_prose() -> None:
+    name = describe_edit(BROKEN, FIXED, "search_replace")
+    assert (
+        name == "llm search_replace, line 13: tl.store(out_ptr + offs, x * 3.0, mask=mask) -> " + NEW.strip()
+    )
+
+
+def test_symptoms_are_grouped_by_variant_and_deduplicated() -> None:
+    report = {
+        "symptoms": [
+            "12 of 4000 elements outside tolerance (max abs error 1)",
+            "candidate = 0.98 x reference",
+            "errors in the last block",
+            "errors in the last block",
+        ],
+        "cases": [
+            {
+                "name": "seed0",
+                "verdict": "mismatch",
+                "pattern": "tail",
+                "relationships": ["constant_ratio:0.98"],
+                "mismatch_fraction": 0.003,
+            },
+            {
+                "name": "seed1",
+                "verdict": "mismatch",
+                "pattern": "tail",
+                "relationships": ["constant_ratio:0.99"],
+                "mismatch_fraction": 0.004,
+            },
+            {"name": "x100", "verdict": "pass"},
+        ],
+    }
+    lines = symptom_lines(report)
+    assert lines[0].startswith("fails on seed0, seed1: mismatch") and "0.98..0.99 x reference" in lines[0]
+    assert lines[1] == "passes on x100" and lines[2:] == ["errors in the last block"]
+
+
+def test_hypotheses_deduplicated_and_evidence_backed_patterns_thresholded() -> None:
+    hyps = [
+        {"bug_class": "k_loop", "confidence": 0.5, "evidence": []},
+        {"bug_class": "mask", "confidence": 0.4, "evidence": ["tail_errors"]},
+        {"bug_class": "mask", "confidence": 0.3, "evidence": ["tail_errors"]},
+    ]
+    assert [line.split(" ")[0] for line in hypothesis_lines(hyps)] == ["mask"]
+    pats = [
+        {"title": "A", "bug_class": "mask", "fix": "f", "score": 0.8},
+        {"title": "B", "bug_class": "x", "fix": "g", "score": 0.3},
+    ]
+    assert pattern_lines(pats, 0.35) == ["A [mask]: f"]
+
+
+def test_reference_is_trimmed_to_the_module_the_kernel_implements() -> None:
+    reference = SCALE_REFERENCE + "\n\nclass Unused:\n    pass\n\n\ndef helper_never_used():\n    return 1\n"
+    trimmed = trim_reference(reference)
+    assert "class Model" in trimmed and "get_inputs" in trimmed
+    assert "Unused" not in trimmed and "helper_never_used" not in trimmed
+    assert estimate_tokens(trimmed) < estimate_tokens(reference)
+
+
+def test_a_fix_quoted_from_the_prompt_hints_is_not_an_echo() -> None:
+    hints = INSTRUCTIONS + "\nKnown pattern:\n-" + OLD + "\n+" + NEW
+    answer = read_answer(sr(OLD, NEW), BROKEN, hints)
+    assert answer.source == FIXED
+
+
+def test_a_unique_fragment_of_a_line_is_accepted() -> None:
+    answer = read(sr("x * 3.0, mask", "x * 2.0, mask"))
+    assert (answer.source, answer.form) == (FIXED, "search_replace_fuzzy")
+
+
+def test_the_current_source_given_back_is_named_unchanged() -> None:
+    answer = read(f"```python\n{BROKEN}```")
+    assert answer.source is None and "unchanged" in answer.refusal

@@ -1,0 +1,204 @@
+"""The LLM strategy against a scripted OpenAI-compatible server on 127.0.0.1 (the only fake, at the network
+edge): answer forms in a run, several samples, no-progress stops, caps, timeouts, honest output, CLI bugs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from kernel_medic.graph.api import repair
+from kernel_medic.graph.config import RepairConfig
+from kernel_medic.tools.repair.llm import LLMClient, LLMSettings
+from kernel_medic.tools.repair.llm_patch import LLMBudget, LLMOptions, LLMPatcher
+from kernel_medic.tools.repair.patchers import PatchRequest
+from openai_server import ScriptedOpenAIServer
+from problems import LIGHT_TOML, OPAQUE_SCALE_REFERENCE, scale_candidate, write_problem
+
+KMEDIC = str(Path(sys.executable).parent / "kmedic")
+BROKEN = scale_candidate(("x * 2.0", "x * 3.0"))
+FIXED = scale_candidate()
+OLD = "    tl.store(out_ptr + offs, x * 3.0, mask=mask)"
+NEW = "    tl.store(out_ptr + offs, x * 2.0, mask=mask)"
+PROSE = "I would change the constant."
+
+
+def sr(search: str, replace: str) -> str:
+    return f"<<<<<<< SEARCH\n{search}\n=======\n{replace}\n>>>>>>> REPLACE\n"
+
+
+def request(**kw: object) -> PatchRequest:
+    fields: dict = dict(
+        problem_name="scale",
+        reference_source=OPAQUE_SCALE_REFERENCE,
+        source=BROKEN,
+        report={"verdict": "mismatch", "score": 0.0},
+        hypotheses=[],
+        patterns=[],
+        rule_ids=[],
+        instrumentation=[],
+        failed_attempts=[],
+        feedback="",
+        seen_hashes=set(),
+        patch_counts={},
+        patch_cap=6,
+    )
+    fields.update(kw)
+    return PatchRequest(**fields)
+
+
+def patcher(server: ScriptedOpenAIServer, calls: int = 20, no_edit: int = 3, **options: object) -> LLMPatcher:
+    client = LLMClient(
+        LLMSettings(
+            model="scripted",
+            base_url=server.base_url,
+            backoff_s=0.0,
+            timeout_s=float(options.pop("timeout_s", 30.0)),
+            max_retries=1,
+        )
+    )  # type: ignore[arg-type]
+    return LLMPatcher(client, LLMOptions(**options), LLMBudget(calls, no_edit, 600.0))  # type: ignore[arg-type]
+
+
+def test_samples_are_all_counted_and_sampled_differently() -> None:
+    script = [{"content": PROSE, "usage": (100, 10)}, {"content": sr(OLD, NEW), "usage": (100, 20)}]
+    with ScriptedOpenAIServer(script) as server:
+        outcome = patcher(server, samples=2).propose(request())
+    assert outcome.proposal is not None and outcome.proposal.source == FIXED
+    assert (outcome.llm_calls, outcome.input_tokens, outcome.output_tokens) == (2, 200, 30)
+    assert sorted(r["temperature"] for r in server.requests) == [0.0, 0.7]
+    assert sorted(a["form"] for a in outcome.answers) == ["none", "search_replace"]
+    assert outcome.proposal.description.startswith("llm search_replace, line 13:")
+
+
+def test_no_applicable_edit_is_a_no_progress_step_and_retries_vary() -> None:
+    echo = sr("    total = tl.sum(vals, axis=0) / BLOCK_SIZE", "    total = tl.sum(vals, axis=0) / n_cols")
+    with ScriptedOpenAIServer([{"content": echo, "usage": (5, 5)}] * 5) as server:
+        outcome = patcher(server, rounds=5, no_edit=2).propose(request())
+    assert outcome.proposal is None and outcome.no_edit == 2 and outcome.llm_calls == 2
+    assert [r.get("temperature") for r in server.requests] == [0.0, 0.7]
+    feedback = server.requests[1]["messages"][-1]["content"]
+    assert "you repeated the template/example text" in feedback
+
+
+def test_the_call_cap_is_never_overshot() -> None:
+    with ScriptedOpenAIServer([{"content": PROSE, "usage": (1, 1)}] * 9) as server:
+        outcome = patcher(server, calls=3, no_edit=100, rounds=10, samples=2).propose(request())
+    assert outcome.llm_calls == 3 and len(server.requests) == 3
+
+
+def test_a_large_rewrite_is_refused_and_the_reason_fed_back() -> None:
+    rewrite = FIXED.replace("pid", "program").replace("offs", "offsets").replace("mask", "m")
+    script = [
+        {"content": f"```python\n{rewrite}```", "usage": (1, 1)},
+        {"content": sr(OLD, NEW), "usage": (1, 1)},
+    ]
+    with ScriptedOpenAIServer(script) as server:
+        outcome = patcher(server, max_fraction=0.15).propose(request())
+    assert outcome.proposal is not None and outcome.proposal.source == FIXED
+    assert "regeneration" in outcome.answers[0]["refusal"]
+    assert "regeneration, not a repair" in server.requests[1]["messages"][-1]["content"]
+
+
+def test_a_timed_out_request_s_prompt_tokens_are_counted_as_an_estimate() -> None:
+    script = [{"delay_s": 2.0, "content": "late"}, {"content": sr(OLD, NEW), "usage": (50, 5)}]
+    with ScriptedOpenAIServer(script) as server:
+        outcome = patcher(server, timeout_s=0.5).propose(request())
+    assert outcome.proposal is not None
+    assert outcome.input_tokens > 50 + 100  # the lost prompt is counted (estimated: several hundred tokens)
+    assert outcome.answers[0]["tokens_estimated"] is True
+
+
+def test_a_prompt_over_budget_is_trimmed_lowest_value_first() -> None:
+    tried = [
+        {"description": f"try {i}", "verdict": "mismatch", "score": 0.1, "diff": "x\n" * 400}
+        for i in range(4)
+    ]
+    with ScriptedOpenAIServer([{"content": sr(OLD, NEW), "usage": (1, 1)}]) as server:
+        outcome = patcher(server, prompt_tokens=1500).propose(request(failed_attempts=tried))
+    assert outcome.trimmed[0] == "failed_attempts"
+    prompt = server.requests[0]["messages"][1]["content"]
+    assert BROKEN in prompt and "scale_kernel" in prompt  # the kernel is always kept
+
+
+def llm_config(server: ScriptedOpenAIServer, **overrides: object) -> RepairConfig:
+    return RepairConfig(strategy="llm", base_url=server.base_url, model="scripted", workers=1, **overrides)
+
+
+def test_a_run_applies_a_fenced_file_after_an_echoed_template_and_reports_it(tmp_path: Path) -> None:
+    folder = write_problem(tmp_path / "p", BROKEN, OPAQUE_SCALE_REFERENCE, LIGHT_TOML)
+    answer = sr("lines copied exactly from the current candidate, including indentation", "the lines") + (
+        "\nHere is the corrected code:\n```python\n" + FIXED + "```\n"
+    )
+    with ScriptedOpenAIServer([{"content": answer, "usage": (900, 400)}]) as server:
+        result = repair(
+            folder, None, llm_config(server), trace=tmp_path / "t.jsonl", checkpoint_db=tmp_path / "c"
+        )
+    assert result.status == "repaired" and result.llm_calls == 1
+    [record] = result.llm_answers
+    assert record["form"] == "fenced_code" and record["applied"] and record["input_tokens"] == 900
+    assert result.attempts[-1]["description"].startswith("llm fenced_code, line 13:")
+    assert result.llm_wall_s > 0
+
+
+def test_a_run_stops_after_k_answers_without_an_edit_and_says_so(tmp_path: Path) -> None:
+    folder = write_problem(tmp_path / "p", BROKEN, OPAQUE_SCALE_REFERENCE, LIGHT_TOML)
+    with ScriptedOpenAIServer([{"content": PROSE, "usage": (3, 3)}] * 6) as server:
+        result = repair(
+            folder,
+            None,
+            llm_config(server, llm_no_edit_limit=2, edit_retries=5),
+            trace=tmp_path / "t.jsonl",
+            checkpoint_db=tmp_path / "c",
+        )
+    assert (result.status, result.stop_reason, result.llm_calls) == ("unrepaired", "llm_no_edit", 2)
+    assert "llm_no_edit_limit" in result.error and "no edit found" in result.error
+    assert [a["applied"] for a in result.llm_answers] == [False, False]
+    assert result.tokens == {"input": 6, "output": 6}
+
+
+def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/tmp")}
+    return subprocess.run(
+        [KMEDIC, *args], capture_output=True, text=True, timeout=timeout, env={**base, **(env or {})}
+    )
+
+
+def test_llm_strategies_without_an_endpoint_fail_in_one_line_before_any_work(tmp_path: Path) -> None:
+    folder = write_problem(tmp_path / "p", BROKEN, OPAQUE_SCALE_REFERENCE, LIGHT_TOML)
+    for args in (
+        ["repair", str(folder), "--strategy", "llm"],
+        ["bench", "benchmarks/near_miss", "--strategy", "hybrid", "--out", str(tmp_path / "b")],
+    ):
+        proc = cli(*args, env={"KMEDIC_DATA_DIR": str(tmp_path / "data")}, timeout=60)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.count("\n") == 1 and "needs an LLM endpoint" in proc.stderr
+        assert "Traceback" not in proc.stderr
+
+
+def test_negative_and_zero_budgets_are_bad_input(tmp_path: Path) -> None:
+    folder = write_problem(tmp_path / "p", BROKEN, OPAQUE_SCALE_REFERENCE, LIGHT_TOML)
+    proc = cli("repair", str(folder), "--max-iterations", "-3")
+    assert proc.returncode == 2 and "max_iterations must be at least 1, got -3" in proc.stderr
+    proc = cli("repair", str(folder), env={"KMEDIC_MAX_LLM_CALLS": "0"})
+    assert proc.returncode == 2 and "max_llm_calls must be at least 1" in proc.stderr
+    proc = cli("bench", "benchmarks/near_miss", "--max-iterations", "0", "--out", str(tmp_path / "b"))
+    assert proc.returncode == 2 and "max_iterations" in proc.stderr
+
+
+def test_replay_leaves_no_temporary_folder_behind(tmp_path: Path) -> None:
+    folder = write_problem(tmp_path / "p", BROKEN, OPAQUE_SCALE_REFERENCE, LIGHT_TOML)
+    with ScriptedOpenAIServer([{"content": sr(OLD, NEW), "usage": (9, 9)}]) as server:
+        result = repair(
+            folder, None, llm_config(server), trace=tmp_path / "t.jsonl", checkpoint_db=tmp_path / "c"
+        )
+    assert result.status == "repaired"
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    proc = cli("replay", result.trace_path, "--json", env={"TMPDIR": str(scratch), "HOME": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    report = json.loads(proc.stdout)
+    assert report["same"] and Path(report["trace_path"]).is_file()
+    assert list(scratch.glob("kmedic-replay-*")) == []

@@ -1,0 +1,256 @@
+"""The LLM patch strategy: ask for an edit, read whatever form the model answered in, screen, propose one.
+
+Each round asks for `samples` answers (parallel requests; the first at the base temperature, the others and
+every retry hotter, so a retry never asks the same question the same way). Every answer is read by
+`answers.read_answer`; the applicable, new edits are screened on the light tier when there are several and the
+most promising is proposed (the verify node judges it on the full tier). A round in which no answer yields an
+applicable edit is a no-progress step: its reasons are fed back in words the model can act on, and after
+`no_edit_left` such rounds the patcher stops. Calls never exceed `calls_left`; each answer, its tokens (an
+estimate for timed-out requests, flagged) and its wall time are recorded for the run's result.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernel_medic.tools.repair.answers import Answer, describe_edit, read_answer
+from kernel_medic.tools.repair.llm import LLMError, LLMReply
+from kernel_medic.tools.repair.llm_prompt import estimate_tokens, patch_messages
+from kernel_medic.tools.repair.patchers import ChatModel, PatchOutcome, PatchRequest, Proposal
+from kernel_medic.tools.repair.rules.base import Rewrite
+from kernel_medic.tools.repair.search import EvaluateFn, screen
+from kernel_medic.tools.trace import source_hash
+
+DEFAULT_CONTEXT = 8192
+"""Context assumed when neither the config nor the server says (a small local model's usual window)."""
+
+EventSink = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class LLMOptions:
+    rounds: int = 3  # edit_retries + 1
+    samples: int = 1
+    temperature: float = 0.0
+    retry_temperature: float = 0.7
+    prompt_tokens: int | None = None  # None: context window (server's, else DEFAULT_CONTEXT) minus reply cap
+    reply_tokens: int = 1536
+    max_fraction: float = 0.6  # a fenced rewrite touching more of the source is refused as regeneration
+    min_pattern_score: float = 0.35
+
+
+@dataclass(frozen=True)
+class LLMBudget:
+    calls_left: int
+    no_edit_left: int  # rounds without an applicable edit still allowed before the run stops
+    wall_left_s: float
+
+
+@dataclass
+class LLMOutcome(PatchOutcome):
+    no_edit: int = 0  # rounds whose answers gave no applicable edit
+    answers: list[dict[str, Any]] = field(default_factory=list)
+    llm_wall_s: float = 0.0
+    trimmed: list[str] = field(default_factory=list)  # prompt sections cut to fit the budget
+
+
+class LLMPatcher:
+    """Proposes one LLM-written edit of `request.source`, or says why there is none."""
+
+    def __init__(
+        self,
+        model: ChatModel,
+        options: LLMOptions,
+        budget: LLMBudget,
+        on_event: EventSink | None = None,
+        evaluate: EvaluateFn | None = None,
+        workers: int = 1,
+        namespace: str = "",
+    ) -> None:
+        self.model = model
+        self.options = options
+        self.budget = budget
+        self.on_event = on_event or (lambda _kind, _data: None)
+        self.evaluate = evaluate
+        self.workers = workers
+        self.namespace = namespace
+
+    def prompt_budget(self) -> int:
+        if self.options.prompt_tokens:
+            return self.options.prompt_tokens
+        window = getattr(self.model, "context_window", lambda: None)() or DEFAULT_CONTEXT
+        return max(512, window - self.options.reply_tokens)
+
+    def propose(self, request: PatchRequest) -> LLMOutcome:
+        open_hypotheses = [
+            h["bug_class"]
+            for h in request.hypotheses
+            if request.patch_counts.get(h["bug_class"], 0) < request.patch_cap
+        ]
+        if request.hypotheses and not open_hypotheses:
+            return LLMOutcome(None, exhausted=True, error="every hypothesis reached its patch cap")
+        hypothesis = open_hypotheses[0] if open_hypotheses else "unknown"
+        if request.patch_counts.get(hypothesis, 0) >= request.patch_cap:
+            return LLMOutcome(None, exhausted=True, error="every hypothesis reached its patch cap")
+        budget_tokens = self.prompt_budget()
+        messages, trimmed = patch_messages(
+            request, request.feedback, budget_tokens, self.options.min_pattern_score
+        )
+        # Echo detection looks at the instructions (format, example) only: the user prompt's hints may hold
+        # the very fix, and a model quoting them is answering, not echoing.
+        instructions = messages[0]["content"]
+        outcome = LLMOutcome(None, trimmed=trimmed)
+        start = time.monotonic()
+        calls_left = self.budget.calls_left
+        for round_no in range(self.options.rounds):
+            if calls_left <= 0:
+                outcome.error = outcome.error or "max_llm_calls reached before an applicable edit"
+                break
+            if time.monotonic() - start >= self.budget.wall_left_s:
+                outcome.error = outcome.error or "wall budget spent before an applicable edit"
+                break
+            k = min(self.options.samples, calls_left)
+            temps = [self._temperature(round_no, i) for i in range(k)]
+            replies = self._ask(messages, temps)
+            calls_left -= len(replies)
+            fresh: dict[str, tuple[Answer, dict[str, Any]]] = {}
+            repeats = 0
+            for i, (temp, reply) in enumerate(zip(temps, replies, strict=True)):
+                record: dict[str, Any] = {"round": round_no + 1, "sample": i + 1, "temperature": temp}
+                outcome.llm_calls += 1
+                if isinstance(reply, LLMError):
+                    outcome.input_tokens += reply.lost_input_tokens
+                    outcome.llm_wall_s += reply.wall_s
+                    record.update(
+                        form="error",
+                        applied=False,
+                        refusal=str(reply),
+                        input_tokens=reply.lost_input_tokens,
+                        output_tokens=0,
+                        tokens_estimated=reply.lost_input_tokens > 0,
+                        wall_s=round(reply.wall_s, 3),
+                    )
+                    outcome.answers.append(record)
+                    outcome.error = f"llm_error: {reply}"
+                    continue
+                outcome.input_tokens += reply.input_tokens + reply.lost_input_tokens
+                outcome.output_tokens += reply.output_tokens
+                outcome.llm_wall_s += reply.wall_s
+                answer = read_answer(reply.text, request.source, instructions, self.options.max_fraction)
+                record.update(
+                    form=answer.form,
+                    input_tokens=reply.input_tokens + reply.lost_input_tokens,
+                    output_tokens=reply.output_tokens,
+                    tokens_estimated=reply.lost_input_tokens > 0,
+                    wall_s=round(reply.wall_s, 3),
+                    notes=answer.notes,
+                )
+                if answer.source is not None and source_hash(answer.source) in request.seen_hashes:
+                    repeats += 1
+                    record.update(applied=False, refusal="the edit reproduces a version already tried")
+                elif answer.source is not None:
+                    description = describe_edit(request.source, answer.source, answer.form)
+                    record.update(applied=True, description=description, refusal="")
+                    fresh.setdefault(source_hash(answer.source), (answer, record))
+                else:
+                    record.update(applied=False, refusal=answer.refusal)
+                outcome.answers.append(record)
+            if fresh:
+                answer, record = self._best(request.source, list(fresh.values()))
+                record["chosen"] = True
+                outcome.proposal = Proposal(
+                    answer.source or "", "llm", hypothesis, "llm", record["description"]
+                )
+                outcome.feedback = ""
+                outcome.error = None
+                break
+            if (
+                outcome.error
+                and outcome.error.startswith("llm_error")
+                and all(isinstance(r, LLMError) for r in replies)
+            ):
+                break  # the endpoint is failing: the guard ends the run on llm_error
+            if repeats and repeats == len(replies):
+                outcome.oscillation = True
+                outcome.feedback = "That edit reproduces a version already tried."
+                break
+            outcome.no_edit += 1
+            refusals = [a["refusal"] for a in outcome.answers[-len(replies) :] if a.get("refusal")]
+            outcome.feedback = "Your previous answer could not be applied: " + "; ".join(
+                dict.fromkeys(refusals)
+            )
+            outcome.error = f"no applicable edit: {refusals[0] if refusals else 'empty answer'}"
+            if outcome.no_edit >= self.budget.no_edit_left:
+                break
+            last = next((r for r in replies if isinstance(r, LLMReply)), None)
+            messages = self._retry_messages(
+                messages, last.text if last else "", outcome.feedback, budget_tokens
+            )
+        return outcome
+
+    def _temperature(self, round_no: int, sample: int) -> float:
+        if round_no == 0 and sample == 0:
+            return self.options.temperature
+        # Hotter with each retry and each extra sample, so answers differ; capped where code stays coherent.
+        return round(min(1.0, self.options.retry_temperature + 0.1 * (round_no + sample - 1)), 2)
+
+    def _ask(self, messages: list[dict[str, str]], temps: list[float]) -> list[LLMReply | LLMError]:
+        def one(temp: float) -> LLMReply | LLMError:
+            self.on_event("llm_request", {"messages": messages, "temperature": temp})
+            try:
+                reply = self.model.complete(messages, temperature=temp)  # type: ignore[call-arg]
+            except LLMError as exc:
+                self.on_event("llm_failure", {"error": str(exc), "lost_input_tokens": exc.lost_input_tokens})
+                return exc
+            self.on_event(
+                "llm_response",
+                {
+                    "text": reply.text,
+                    "input_tokens": reply.input_tokens,
+                    "output_tokens": reply.output_tokens,
+                    "lost_input_tokens": reply.lost_input_tokens,
+                    "attempts": reply.attempts,
+                    "wall_s": round(reply.wall_s, 3),
+                    "model": reply.model,
+                },
+            )
+            return reply
+
+        if len(temps) == 1 or hasattr(self.model, "responses"):  # a replay serves recordings in order
+            return [one(t) for t in temps]
+        with ThreadPoolExecutor(max_workers=len(temps)) as pool:
+            return list(pool.map(one, temps))
+
+    def _best(self, base: str, found: list[tuple[Answer, dict[str, Any]]]) -> tuple[Answer, dict[str, Any]]:
+        """The most promising edit on the light tier (a pass, then the highest light score, then smallest)."""
+        if len(found) == 1 or self.evaluate is None:
+            return found[0]
+        rewrites = [Rewrite("llm", rec["description"], ans.source or "", 0) for ans, rec in found]
+        ranked = screen(base, rewrites, self.evaluate, self.workers, self.namespace)
+        by_source = {ans.source: (ans, rec) for ans, rec in found}
+        for s in ranked:
+            by_source[s.rewrite.source][1]["light"] = round(s.light, 4)
+        return by_source[ranked[0].rewrite.source]
+
+    @staticmethod
+    def _retry_messages(
+        messages: list[dict[str, str]], answer: str, feedback: str, budget_tokens: int
+    ) -> list[dict[str, str]]:
+        """The first prompt, the last answer and the feedback; older exchanges are dropped (budget)."""
+        base = messages[:2]
+        ask = (
+            f"{feedback}\nAnswer again with SEARCH/REPLACE blocks whose SEARCH text is copied exactly from "
+            "the current candidate above (not from the instructions or the example)."
+        )
+        kept = answer
+        while kept and estimate_tokens("".join(m["content"] for m in base) + kept + ask) > budget_tokens:
+            kept = kept[: len(kept) // 2]  # a long answer (a whole file) is cut before the prompt is
+        return (
+            base
+            + ([{"role": "assistant", "content": kept}] if kept else [])
+            + [{"role": "user", "content": ask}]
+        )

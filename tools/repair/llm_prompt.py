@@ -1,0 +1,241 @@
+"""The patch prompt for an LLM, sized to its context: what helps a small model, trimmed by value.
+
+The candidate kernel and the symptom summary are always kept. Symptoms are grouped by input variant and
+deduplicated; hypotheses are deduplicated and only those with evidence are shown; knowledge-base patterns
+only above a relevance threshold; the reference is cut down to the module the kernel implements (`Model`,
+what it uses, the input builders). When the prompt is over its token budget, the lowest-value sections go
+first: old failed attempts, instrumentation, pattern text, extra hypotheses, then the reference's body.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from kernel_medic.tools.repair.llm import render_prompt
+
+CHARS_PER_TOKEN = 3.2
+"""A conservative characters-per-token ratio for code with BPE tokenizers (Qwen, Llama, GPT): an estimate
+only used to size prompts; the server's own counts are what budgets spend."""
+
+
+def estimate_tokens(text: str) -> int:
+    return int(len(text) / CHARS_PER_TOKEN) + 1
+
+
+def trim_reference(source: str) -> str:
+    """The reference without what the kernel does not implement: imports, constants, `Model` and what it
+    references, and the input builders. Unparseable sources are returned unchanged."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    defs = {
+        n.name: n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    }
+    if "Model" not in defs:
+        return source
+    keep = {"Model", "get_inputs", "get_init_inputs"}
+    frontier = ["Model"]
+    while frontier:  # the transitive closure of top-level names Model uses
+        node = defs.get(frontier.pop())
+        if node is None:
+            continue
+        for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}:
+            if name in defs and name not in keep:
+                keep.add(name)
+                frontier.append(name)
+    lines = source.splitlines()
+    drop: set[int] = set()
+    for name, node in defs.items():
+        if name not in keep:
+            start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
+            drop.update(range(start, int(node.end_lineno or node.lineno)))
+    kept = [line for i, line in enumerate(lines) if i not in drop]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip() + "\n"
+
+
+VARIANTS = {
+    "noncontig": "non-contiguous (strided) input tensors: the kernel must use their real strides, or the "
+    "wrapper must make them contiguous",
+    "x100": "inputs scaled by 100",
+    "x1e-3": "inputs scaled by 0.001",
+    "all_negative": "all inputs negative",
+    "all_positive": "all inputs positive",
+    "shifted_mean": "inputs shifted by +3",
+    "heavy_tailed": "heavy-tailed inputs (a few very large values)",
+    "integer_ties": "small integer inputs (many exact ties)",
+    "large_positive": "large positive inputs (a float16 accumulator would overflow)",
+}
+"""What the evaluator's input variants are, for a model that has not seen the engine."""
+
+
+def _gloss(names: list[str]) -> str:
+    words = [f"{n} = {VARIANTS[n]}" for n in names if n in VARIANTS]
+    if any(n.startswith("shape[") for n in names):
+        words.append("shape[...] = the same problem at other sizes")
+    return f" ({'; '.join(words)})" if words else ""
+
+
+def symptom_lines(report: dict[str, Any]) -> list[str]:
+    """Symptoms grouped by input variant: one line per kind of failure naming the variants it hit, one line
+    for the variants that pass, then the report's other symptoms without per-case repeats."""
+    groups: dict[tuple[str, str, tuple[str, ...]], list[dict[str, Any]]] = {}
+    passing: list[str] = []
+    for case in report.get("cases") or []:
+        if case.get("verdict") == "pass":
+            passing.append(str(case.get("name")))
+            continue
+        if case.get("counted") is False:
+            continue
+        kinds = tuple(sorted({str(r).split(":")[0] for r in case.get("relationships") or []}))
+        key = (str(case.get("verdict")), str(case.get("pattern") or ""), kinds)
+        groups.setdefault(key, []).append(case)
+    lines = []
+    for (verdict, pattern, _), cases in groups.items():
+        names = ", ".join(str(c.get("name")) for c in cases) + _gloss([str(c.get("name")) for c in cases])
+        parts = [verdict]
+        fractions = [float(c.get("mismatch_fraction") or 0.0) for c in cases]
+        if any(fractions):
+            parts.append(f"{min(fractions):.1%}-{max(fractions):.1%} of elements wrong")
+        if pattern and pattern != "none":
+            parts.append(f"errors {pattern}")
+        relations = sorted({str(r) for c in cases for r in c.get("relationships") or []})
+        if relations:
+            parts.append("; ".join(_relation_words(relations)))
+        errors = sorted({str(c.get("error")) for c in cases if c.get("error")})
+        if errors:
+            parts.append("error: " + " | ".join(e[:160] for e in errors[:2]))
+        lines.append(f"fails on {names}: " + ", ".join(parts))
+    if passing:
+        lines.append("passes on " + ", ".join(passing))
+    per_case = re.compile(r"^\d+ of \d+ elements outside tolerance|^candidate = |^fails on .*; passes on ")
+    others = [s for s in report.get("symptoms") or [] if not per_case.match(str(s))]
+    lines += list(dict.fromkeys(str(s) for s in others))
+    return lines or ["(none recorded)"]
+
+
+def _relation_words(relations: list[str]) -> list[str]:
+    """`constant_ratio:0.98, constant_ratio:0.99` -> `candidate ~ 0.98..0.99 x reference`."""
+    by_kind: dict[str, list[str]] = {}
+    for r in relations:
+        kind, _, value = r.partition(":")
+        by_kind.setdefault(kind, []).append(value)
+    words = []
+    for kind, values in by_kind.items():
+        numbers = []
+        for v in values:
+            try:
+                numbers.append(float(v))
+            except ValueError:
+                pass
+        if numbers and kind == "constant_ratio":
+            words.append(f"candidate ~ {min(numbers):.3g}..{max(numbers):.3g} x reference")
+        elif numbers and kind == "constant_offset":
+            words.append(f"candidate ~ reference + {min(numbers):.3g}..{max(numbers):.3g}")
+        else:
+            words.append(kind.replace("_", " ") + (f" ({', '.join(values[:3])})" if any(values) else ""))
+    return words
+
+
+def hypothesis_lines(hypotheses: Sequence[dict[str, Any]], limit: int = 3) -> list[str]:
+    """Deduplicated by bug class; only those with evidence (unless none has any: then the top one)."""
+    seen: set[str] = set()
+    lines = []
+    backed = [h for h in hypotheses if h.get("evidence")] or list(hypotheses[:1])
+    for h in backed:
+        if h["bug_class"] in seen:
+            continue
+        seen.add(h["bug_class"])
+        line = f"{h['bug_class']} (confidence {h.get('confidence')}"
+        if h.get("evidence"):
+            line += f"; evidence: {', '.join(str(e) for e in h['evidence'][:4])}"
+        if h.get("lines"):
+            line += f"; around lines {h['lines'][0]}-{h['lines'][-1]}"
+        line += ")"
+        for key in ("summary", "explanation"):
+            if isinstance(h.get(key), str) and h[key]:
+                line += f": {h[key][:200]}"
+                break
+        lines.append(line)
+        if len(lines) >= limit:
+            break
+    return lines or ["(no hypothesis)"]
+
+
+def pattern_lines(patterns: Sequence[dict[str, Any]], min_score: float, relative: float = 0.8) -> list[str]:
+    """Patterns whose retrieval score is at least `min_score` and within `relative` of the best one.
+
+    Patterns without a score (older traces) are all kept: there is nothing to rank them by."""
+    scored = [p for p in patterns if isinstance(p.get("score"), int | float)]
+    if scored:
+        top = max(float(p["score"]) for p in scored)
+        patterns = [p for p in scored if float(p["score"]) >= max(min_score, relative * top)]
+    return [f"{p['title']} [{p['bug_class']}]: {p['fix']}" for p in patterns[:3]] or ["(none relevant)"]
+
+
+def _bullets(items: Sequence[str]) -> str:
+    return "\n".join(f"- {item}" for item in items)
+
+
+def patch_messages(
+    request: Any, feedback: str, budget_tokens: int, min_pattern_score: float
+) -> tuple[list[dict[str, str]], list[str]]:
+    """(system + user messages within `budget_tokens`, names of the sections trimmed to fit)."""
+    report = request.report
+    failed = [
+        f"{a.get('description', '')}: {a.get('verdict')} (score {a.get('score')})\n{a.get('diff', '')}"
+        for a in request.failed_attempts[-4:]
+    ]
+    fields: dict[str, Any] = {
+        "problem_name": request.problem_name,
+        "reference_source": trim_reference(request.reference_source),
+        "candidate_source": request.source,
+        "verdict": report.get("verdict", "unknown"),
+        "score": report.get("score", 0.0),
+        "symptoms": _bullets(symptom_lines(report)),
+        "diagnosis": _bullets(hypothesis_lines(request.hypotheses)),
+        "patterns": _bullets(pattern_lines(request.patterns, min_pattern_score)),
+        "instrumentation": _bullets([json.dumps(f, sort_keys=True) for f in request.instrumentation[-3:]])
+        or "- (none yet)",
+        "failed_attempts": _bullets(failed) or "- (none)",
+        "feedback": feedback or "(none)",
+    }
+    system = render_prompt("patch_system")
+    trimmed: list[str] = []
+    # Lowest value first. Each step shrinks one section; the kernel and the symptoms are never touched.
+    steps: list[tuple[str, Any]] = [
+        ("failed_attempts", lambda: _bullets(failed[-1:]) if len(failed) > 1 else "- (trimmed)"),
+        ("failed_attempts", lambda: "- (trimmed to fit the prompt budget)"),
+        ("instrumentation", lambda: "- (trimmed to fit the prompt budget)"),
+        ("patterns", lambda: _bullets(pattern_lines(request.patterns, min_pattern_score)[:1])),
+        ("patterns", lambda: "- (trimmed to fit the prompt budget)"),
+        ("diagnosis", lambda: _bullets(hypothesis_lines(request.hypotheses, limit=1))),
+        ("reference_source", lambda: _signature_only(fields["reference_source"])),
+    ]
+    while True:
+        user = render_prompt("patch_user", **fields)
+        if estimate_tokens(system + user) <= budget_tokens or not steps:
+            break
+        name, shrink = steps.pop(0)
+        fields[name] = shrink()
+        trimmed.append(name)
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    return messages, list(dict.fromkeys(trimmed))
+
+
+def _signature_only(reference: str) -> str:
+    """The reference's `forward` and input builders only: the last resort for a tight budget."""
+    try:
+        tree = ast.parse(reference)
+    except SyntaxError:
+        return reference[:1500]
+    keep: list[str] = []
+    lines = reference.splitlines()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name in ("forward", "get_inputs", "get_init_inputs"):
+            keep += lines[node.lineno - 1 : int(node.end_lineno or node.lineno)]
+    return "\n".join(keep) or reference[:1500]
