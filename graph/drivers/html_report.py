@@ -329,6 +329,13 @@ def _page(
     ]
     if data.get("error"):
         parts.append(f"<p class=error>{html.escape(str(data['error']))}</p>")
+    crash = data.get("crash")
+    if isinstance(crash, dict) and crash.get("class"):
+        code = html.escape(str(crash.get("code", "")))
+        line = f"line {crash['line']}: <code>{code}</code> " if crash.get("line") else ""
+        exc = html.escape(f"{crash.get('exception', '')}: {crash.get('message', '')}")
+        klass = html.escape(str(crash["class"]))
+        parts.append(f"<h2>Crash</h2><p id=crash><b>{klass}</b> at {line}&mdash; {exc}</p>")
     if data.get("warnings"):
         items = "".join(f"<li>{html.escape(str(w))}</li>" for w in data["warnings"])
         parts.append(f"<h2>Warnings (not part of the verdict)</h2><ul id=warnings>{items}</ul>")

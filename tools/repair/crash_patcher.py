@@ -61,16 +61,18 @@ class CrashPatcher:
             key=lambda item: (
                 item[1].get("verdict") != "pass",
                 -light_score(item[1]),
+                not crashes.progress(base, item[1]),
                 -crashes.stage(item[1]),
+                item[0].line != crash.get("line"),  # an edit of the failing line first
                 edit_size(request.source, item[0].source),
             ),
         )
         best, report = ranked[0]
         if report.get("verdict") == "pass" or light_score(report) > 0 or crashes.progress(base, report):
             return PatchOutcome(_proposal(best))
-        # Nothing got further on the light case: the first rule of the diagnosed class still gets its try on
-        # the full tier (verify), within the hypothesis' patch budget.
-        diagnosed = [rw for rw in rewrites if RULES[rw.rule].bug_class == crash.get("class")]
+        # Nothing got further on the light case: an edit of the diagnosed class, at the failing line first,
+        # still gets its try on the full tier (verify), within the hypothesis' patch budget.
+        diagnosed = [rw for rw, _ in ranked if RULES[rw.rule].bug_class == crash.get("class")]
         return PatchOutcome(_proposal(diagnosed[0] if diagnosed else best))
 
     def _light(self, rewrite: Rewrite) -> dict[str, Any]:

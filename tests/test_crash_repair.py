@@ -1,0 +1,105 @@
+"""Crash repair in the same graph: offline crash rules turn crashing kernels into passing ones.
+
+Per fixture (tests/crash_problems/, one crash class each) the crash rules are proposed with the crash the
+light tier reported, and one of them must make the kernel pass the light tier; a few fixtures run the whole
+graph (full tier, integrity gate): an import-time NameError is repaired (not bad input), two crashes in a row
+are fixed one after the other, a crash fixed into a near-miss goes on as a near-miss repair, and a
+CPU-interpreter limitation is labelled and never repaired.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from kernel_medic.graph.api import RepairResult, repair
+from kernel_medic.graph.config import RepairConfig
+from kernel_medic.graph.drivers.cli import main
+from kernel_medic.tools.evaluation.evaluate import Evaluator
+from kernel_medic.tools.evaluation.problem import load_problem
+from kernel_medic.tools.repair.crash_patcher import crash_rules
+from kernel_medic.tools.repair.rules.base import RuleContext
+from kernel_medic.tools.repair.rules.registry import propose
+
+PROBLEMS = Path(__file__).parent / "crash_problems"
+
+# fixture -> the rule that fixes it
+FIXABLE = {
+    "api_libdevice": "api_moves",
+    "api_math": "api_moves",
+    "import_optional": "missing_import",
+    "import_demo": "drop_import_time_code",
+    "grid_int": "grid_tuple",
+    "device_cuda": "host_device",
+    "autotune_conflict": "launch_arguments",
+    "block_not_pow2": "pow2_block",
+    "missing_constexpr": "add_constexpr",
+    "output_shape": "output_allocation",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FIXABLE))
+def test_a_crash_rule_turns_each_fixture_into_a_passing_kernel(evaluator: Evaluator, name: str) -> None:
+    problem = load_problem(PROBLEMS / name)
+    report = evaluator.evaluate(problem, tier="light").to_dict()
+    assert report["crash"] is not None
+    context = RuleContext.from_reference(problem.reference_source, report)
+    rewrites = propose(problem.candidate_source, crash_rules(), context)
+    assert rewrites, "no crash rule applies"
+    mine = [rw for rw in rewrites if rw.rule == FIXABLE[name]]
+    assert mine, [(rw.rule, rw.description) for rw in rewrites]
+    verdicts = [evaluator.evaluate(problem.with_candidate(rw.source), tier="light").verdict for rw in mine]
+    assert "pass" in verdicts, [(rw.description, v) for rw, v in zip(mine, verdicts)]
+
+
+def test_crash_rules_stay_silent_without_a_crash() -> None:
+    problem = load_problem(PROBLEMS / "api_libdevice")
+    quiet = RuleContext.from_reference(problem.reference_source, {"verdict": "mismatch", "crash": None})
+    assert propose(problem.candidate_source, crash_rules(), quiet) == []
+
+
+def run(name: str, tmp_path: Path) -> RepairResult:
+    config = RepairConfig(strategy="offline", workers=2, kb_path=str(tmp_path / "kb"))
+    return repair(
+        PROBLEMS / name, None, config, trace=tmp_path / "trace.jsonl", checkpoint_db=tmp_path / "cp.sqlite"
+    )
+
+
+def test_import_time_name_error_is_repaired_by_the_cli_not_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `kmedic repair` in process (the CLI's own argument parsing, exit code, --out files, --json).
+    monkeypatch.setenv("KMEDIC_KB_PATH", str(tmp_path / "kb"))
+    out = tmp_path / "out"
+    code = main(["repair", str(PROBLEMS / "import_optional"), "--workers", "2", "--out", str(out), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["status"] == "repaired" and data["integrity"] == "clean", data
+    assert "+from typing import Optional" in data["diff"]
+    assert data["crash"]["class"] == "import_error" and data["crash"]["line"] == 21
+    report = json.loads((out / "report.json").read_text())
+    assert report["crash"]["class"] == "import_error" and "NameError" in report["crash"]["exception"]
+    assert "id=crash" in (out / "report.html").read_text()
+    assert (out / "repaired.py").exists()
+
+
+def test_two_crashes_are_fixed_one_after_the_other(tmp_path: Path) -> None:
+    result = run("two_crashes", tmp_path)
+    assert result.status == "repaired", result.stop_reason
+    rules = [a["rule"] for a in result.attempts]
+    assert rules == ["host_device", "grid_tuple"], result.attempts
+    assert result.attempts[0]["verdict"] == "runtime_error" and result.attempts[0]["improved"]
+
+
+def test_a_crash_fixed_into_a_near_miss_goes_on_as_a_near_miss_repair(tmp_path: Path) -> None:
+    result = run("crash_then_near_miss", tmp_path)
+    assert result.status == "repaired" and result.integrity["verdict"] == "clean"
+    assert result.attempts[0]["rule"] == "api_moves" and result.attempts[0]["verdict"] == "mismatch"
+    assert result.attempts[-1]["verdict"] == "pass" and result.attempts[-1]["rule"] != "api_moves"
+
+
+def test_an_interpreter_limitation_is_labelled_and_never_repaired(tmp_path: Path) -> None:
+    result = run("interpreter_i0", tmp_path)
+    assert result.status == "unrepaired" and result.stop_reason == "interpreter_limitation"
+    assert result.attempts == [] and result.crash is not None
+    assert result.crash["class"] == "interpreter_limitation" and result.crash["line"] == 13

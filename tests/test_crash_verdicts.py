@@ -1,0 +1,175 @@
+"""Crash verdicts explain themselves: class, the candidate's failing line, the exception, the evidence.
+
+The fixtures in tests/crash_problems/ are small kernels of our own, one crash class each (their folder name
+says which). Light tier throughout: a crash shows on the first case.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from pathlib import Path
+
+import pytest
+from kernel_medic.tools.evaluation import crashes
+from kernel_medic.tools.evaluation.evaluate import EvalReport, Evaluator
+from kernel_medic.tools.evaluation.problem import load_problem
+from kernel_medic.tools.repair.rules.crash_api import api_moves, moved
+
+PROBLEMS = Path(__file__).parent / "crash_problems"
+
+# fixture -> (verdict, class, text of the failing line the verdict must point at)
+EXPECTED = {
+    "api_libdevice": ("compile_error", "api_drift", "y = tl.libdevice.tanh(x) * 2.0"),
+    "api_math": ("compile_error", "api_drift", "y = tl.math.tanh(x) * 2.0"),
+    "import_optional": (
+        "compile_error",
+        "import_error",
+        "def forward(self, x, scale: Optional[float] = None):",
+    ),
+    "import_demo": ("compile_error", "import_error", 'x = torch.randn(4, 300, device="cuda")'),
+    "grid_int": ("runtime_error", "wrapper_launch_error", "tanh2_kernel[grid](x, out, n, BLOCK=BLOCK)"),
+    "device_cuda": (
+        "runtime_error",
+        "wrapper_launch_error",
+        'out = torch.empty(x.shape, device="cuda", dtype=x.dtype)',
+    ),
+    "autotune_conflict": (
+        "runtime_error",
+        "wrapper_launch_error",
+        "tanh2_kernel[grid](x, out, n, BLOCK=BLOCK)",
+    ),
+    "block_not_pow2": ("compile_error", "constexpr_or_power_of_2", "cols = tl.arange(0, BLOCK)"),
+    "missing_constexpr": ("compile_error", "constexpr_or_power_of_2", "cols = tl.arange(0, BLOCK)"),
+    "output_shape": ("shape_mismatch", "output_allocation", "out = torch.empty_like(x)"),
+    "interpreter_i0": (
+        "compile_error",
+        "interpreter_limitation",
+        "y = tl.extra.cuda.libdevice.cyl_bessel_i0(x)",
+    ),
+}
+
+
+def check(evaluator: Evaluator, name: str) -> EvalReport:
+    return evaluator.evaluate(load_problem(PROBLEMS / name), tier="light")
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_each_crash_gets_its_class_and_line(evaluator: Evaluator, name: str) -> None:
+    verdict, klass, code = EXPECTED[name]
+    report = check(evaluator, name)
+    assert report.verdict == verdict, report.cases[0].error
+    crash = report.crash
+    assert crash is not None and crash["class"] == klass, crash
+    source = (PROBLEMS / name / "candidate.py").read_text().splitlines()
+    assert crash["code"] == code and source[crash["line"] - 1].strip() == code
+    assert crash["evidence"] and (crash["exception"] or klass == "output_allocation")
+    assert report.cases[0].crash == {k: v for k, v in crash.items() if k not in ("verdict", "case")}
+    if verdict != "shape_mismatch":  # the crash leads the symptoms (and so the LLM prompt and the KB query)
+        assert report.symptoms[0].startswith(f"crash ({klass}) at line {crash['line']}")
+
+
+def test_output_record_names_expected_and_got(evaluator: Evaluator) -> None:
+    crash = check(evaluator, "output_shape").crash
+    assert crash is not None
+    assert crash["expected"] == [{"shape": [6], "dtype": "float32"}]
+    assert crash["got"] == [{"shape": [6, 100], "dtype": "float32"}]
+    assert crash["input_shapes"] == [[6, 100]]
+
+
+def test_a_passing_or_mismatching_candidate_has_no_crash(evaluator: Evaluator) -> None:
+    fixed = (
+        (PROBLEMS / "api_libdevice" / "candidate.py")
+        .read_text()
+        .replace("tl.libdevice", "tl.extra.cuda.libdevice")
+    )
+    problem = load_problem(PROBLEMS / "api_libdevice").with_candidate(fixed)
+    report = evaluator.evaluate(problem, tier="light")
+    assert report.verdict == "pass" and report.crash is None and report.cases[0].crash is None
+
+
+def test_classification_of_recorded_errors() -> None:
+    source = "import triton\n\n@triton.jit\ndef k(x):\n    y = x\n\ndef wrap(x):\n    k[4](x)\n"
+    kernel = {
+        "phase": "forward",
+        "type": "InterpreterError",
+        "message": "x",
+        "frames": [[8, "wrap"], [5, "k"]],
+    }
+    tile = crashes.explain_error({**kernel, "cause": "AssertionError: tl.dot shapes must be >= 16"}, source)
+    assert tile["class"] == "tile_size_constraint" and tile["line"] == 5 and tile["in_kernel"]
+    types = crashes.explain_error({**kernel, "cause": "TypeError: incompatible pointer dtype"}, source)
+    assert types["class"] == "type_mismatch"
+    launch = crashes.explain_error(
+        {
+            "phase": "forward",
+            "type": "TypeError",
+            "message": "k() missing 1 required positional argument: 'B'",
+            "frames": [[8, "wrap"]],
+        },
+        source,
+    )
+    assert launch["class"] == "wrapper_launch_error" and launch["code"] == "k[4](x)"
+    other = crashes.explain_error(
+        {"phase": "forward", "type": "ZeroDivisionError", "message": "division"}, source
+    )
+    assert other["class"] == "other" and other["line"] is None
+    # A Triton CompilationError counts lines from the kernel's def.
+    compiled = crashes.explain_error(
+        {
+            "phase": "forward",
+            "type": "CompilationError",
+            "message": "at 2:4:",
+            "frames": [[8, "wrap"]],
+            "kernel_line": 2,
+            "kernel_first_line": "def k(x):",
+            "cause": "ValueError: arange's range must be a power of 2",
+        },
+        source,
+    )
+    assert compiled["line"] == 5 and compiled["class"] == "constexpr_or_power_of_2"
+
+
+def test_progress_orders_crashes_by_how_far_they_got() -> None:
+    def report(verdict: str, **crash: object) -> dict:
+        return {"verdict": verdict, "score": 0.0, "crash": crash or None}
+
+    imported = report("compile_error", phase="import", line=3, exception="NameError", message="a")
+    wrapper = report(
+        "runtime_error", phase="forward", line=20, in_kernel=False, exception="TypeError", message="b"
+    )
+    kernel = report(
+        "compile_error", phase="forward", line=9, in_kernel=True, exception="ValueError", message="c"
+    )
+    assert crashes.progress(imported, wrapper) and crashes.progress(wrapper, kernel)
+    assert crashes.progress(kernel, report("mismatch")) and not crashes.progress(kernel, wrapper)
+    same_place = report(
+        "runtime_error", phase="forward", line=20, in_kernel=False, exception="TypeError", message="d"
+    )
+    assert not crashes.progress(wrapper, same_place)  # the same line: the crash did not move on
+    moved_on = report(
+        "runtime_error", phase="forward", line=23, in_kernel=False, exception="KeyError", message="e"
+    )
+    assert crashes.progress(wrapper, moved_on)
+    assert not crashes.progress(report("timeout"), report("mismatch"))
+
+
+def _resolve(dotted: str) -> object:
+    """`tl.extra.cuda.libdevice.tanh` looked up in the installed Triton, attribute by attribute."""
+    parts = dotted.split(".")
+    assert parts[0] == "tl"
+    obj: object = importlib.import_module("triton.language")
+    return functools.reduce(getattr, parts[1:], obj)
+
+
+def test_every_api_move_resolves_in_the_installed_triton() -> None:
+    table = api_moves()
+    targets = {*table["functions"].values(), *table["renames"].values(), *table["attributes"].values()}
+    assert len(table["functions"]) > 150
+    for target in sorted(targets):
+        assert callable(_resolve(target)) or target.startswith("tl.float"), target
+    language = importlib.import_module("triton.language")
+    assert not hasattr(language, "libdevice")  # the premise of the table: 2.0's module is gone
+    assert moved("tl.libdevice.tanh") == "tl.extra.cuda.libdevice.tanh"
+    assert moved("tl.math.exp") == "tl.exp" and moved("tl.math.max") == "tl.maximum"
+    assert moved("tl.extra.cuda.libdevice.tanh") is None and moved("torch.tanh") is None
