@@ -44,8 +44,6 @@ class RepairResult:
     distilled: dict[str, Any] = field(default_factory=dict)
     # The crash the candidate as given showed (class, line, exception, evidence); None when it did not crash.
     crash: dict[str, Any] | None = None
-    # The crash the candidate as given showed (class, line, exception, evidence); None when it did not crash.
-    crash: dict[str, Any] | None = None
     # What the final evaluation found outside the verdict: layout assumptions, shapes outside the domain.
     warnings: list[str] = field(default_factory=list)
     # Every LLM answer (form read, why refused, tokens, wall) and the time spent waiting for the LLM.
@@ -179,7 +177,6 @@ def result_from_state(state: RepairState, thread_id: str) -> RepairResult:
         # edit); an unrepaired run also keeps the last patch-level one, so a JSON result never hides it.
         error=state.get("error", "") if status != "repaired" else "",
         distilled=dict(state.get("distilled") or {}),
-        crash=(state.get("initial_report") or {}).get("crash"),
         crash=(state.get("initial_report") or {}).get("crash"),
         warnings=list((state.get("best_report") or {}).get("warnings") or []),
         llm_answers=list(state.get("llm_answers") or []),

@@ -383,7 +383,6 @@ def repair_json(result: dict[str, Any]) -> dict[str, Any]:
         "integrity_findings": result["integrity"].get("findings", []),
         "warnings": result.get("warnings", []),
         "crash": result.get("crash"),
-        "crash": result.get("crash"),
         "attempts": [
             {
                 k: a.get(k)
@@ -427,8 +426,6 @@ def format_repair(result: dict[str, Any]) -> str:
         lines.append(f"  integrity: {f['rule']} (line {f['line']}): {f['evidence']}")
     for warning in result.get("warnings", []):
         lines.append(f"  warning (not part of the verdict): {warning}")
-    if result.get("crash"):
-        lines.append("  " + crash_line(result["crash"]))
     if result.get("crash"):
         lines.append("  " + crash_line(result["crash"]))
     if result["diff"]:
