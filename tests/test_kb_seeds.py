@@ -29,6 +29,12 @@ TAXONOMY = {
     "atomics_cross_program",
     "int32_overflow",
     "memory_aliasing",
+    # crash classes (issue 18): kernels that fail before any output is judged
+    "api_drift",
+    "import_error",
+    "wrapper_launch_error",
+    "constexpr_or_power_of_2",
+    "output_allocation",
 }
 
 
