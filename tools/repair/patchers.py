@@ -140,9 +140,20 @@ class OfflinePatcher:
             elif known[1] >= base_light:
                 screened.append(Screened(rw, known[0], known[1], edit_size(request.source, rw.source)))
         limit = self.max_screened * (MICRO_FACTOR if tier == "micro" else 1)
+        early = self.full_checks
         for start in range(0, min(len(unscreened), limit), self.batch):
             batch = unscreened[start : min(start + self.batch, limit)]
-            screened += screen(request.source, batch, self.evaluate, self.workers, self.namespace, tier)
+            fresh_screened = screen(request.source, batch, self.evaluate, self.workers, self.namespace, tier)
+            screened += fresh_screened
+            # An edit that passes the screening case is checked at once: a full pass ends the proposal
+            # without screening the rest (most repairs are found in the first batches, rules first).
+            passing = [x for x in fresh_screened if x.passed][: max(0, early)]
+            early -= len(passing)
+            for item, verdict, _ in verify_full(
+                [x.rewrite for x in passing], self.evaluate, self.workers, self.namespace
+            ):
+                if verdict == "pass":
+                    return PatchOutcome(_proposal(item))
         screened.sort(key=_promise)
         # The light case cannot tell edits apart when it already passes (or ties): the full tier decides.
         viable = [s for s in screened if s.light >= base_light and s.light >= 0]
