@@ -7,9 +7,11 @@
 Every record of the given JSONL files (default: all of ``LLM_generated/Bench_T_coder_specific/``; NEVER
 ``Bench_T_general_purpose/``, held out) is imported as a problem (``import_tritonbench``: the references
 come from ``specs.json`` via ``build.write_references``) under ``_work/`` (gitignored), records with no
-``@triton.jit`` or the same code as an earlier record of the same operator skipped. Then ``kmedic check
---json --tier light`` (sandboxed, CPU interpreter) judges them, ``--parallel`` at a time, in an order that
-spreads them over operators and files (round robin by operator), until the quotas or the clock say stop.
+``@triton.jit`` or the same code as an earlier record of the same operator skipped. Then the judge of
+``kmedic check --json --tier light`` (sandboxed, CPU interpreter; in this process with a warm worker per
+thread, or with ``--cli`` one ``kmedic check`` process per record) judges them, ``--parallel`` at a time, in
+an order that spreads them over operators and files (round robin by operator), until the quotas or the
+clock say stop.
 Results go to ``triage.jsonl`` beside this script, one line per record, so a rerun resumes.
 
 Classes (``classify``):
@@ -25,6 +27,8 @@ Classes (``classify``):
   kept out of the crash corpus;
 - ``missing_dependency``: the generation imports a package that is neither Triton nor torch (``flag_gems``);
   not a kernel bug, kept out of the crash corpus;
+- ``not_code`` (set when the manifests are written): a SyntaxError of a record without Markdown fences, i.e.
+  prose the extraction took for code; not a kernel bug, kept out of the crash corpus;
 - ``invalid``: the reference or our wrapper failed (``invalid_problem`` that is not the candidate's import).
 
 The crash class after the verdict is the judge's own (``report["crash"]["class"]``, issue 18) if any.
@@ -145,6 +149,37 @@ def check(folder: Path, timeout: float) -> dict[str, Any]:
     return report
 
 
+_local = threading.local()
+
+
+def check_in_process(folder: Path) -> dict[str, Any]:
+    """The same judge as `kmedic check --json --tier light` (its JSON), on a warm sandboxed worker per thread.
+
+    Saves the CLI's start-up and a fresh worker per record (most of a light check's wall time here); the
+    candidate still runs only in the sandboxed worker, never in this process.
+    """
+    from kernel_medic.graph.drivers.cli import check_json, json_safe
+    from kernel_medic.tools.evaluation.evaluate import Evaluator
+    from kernel_medic.tools.evaluation.problem import InvalidProblem, load_problem
+
+    start = time.time()
+    if getattr(_local, "evaluator", None) is None:
+        _local.evaluator = Evaluator(device="cpu", workers=1)
+    try:
+        report = _local.evaluator.evaluate(load_problem(folder), tier="light")
+        data = json_safe(check_json(report))
+        if report.verdict == "invalid_problem":
+            data = {"verdict": "invalid_problem", "error": report.error or "invalid problem"}
+    except InvalidProblem as exc:
+        data = {"verdict": "invalid_problem", "error": str(exc)}
+    except Exception as exc:  # a broken pool: start a fresh one for the next record
+        _local.evaluator.close()
+        _local.evaluator = None
+        data = {"verdict": "invalid_problem", "error": f"harness: {type(exc).__name__}: {exc}"}
+    data["wall_s"] = round(time.time() - start, 2)
+    return data
+
+
 def order(problems: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Round robin over operators (files interleaved within an operator), so a partial run spreads."""
     by_op: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -242,10 +277,22 @@ def write_manifest(path: Path, rows: list[dict[str, Any]], title: str, cls: str,
     path.write_text(text)
 
 
-def manifests(crashes: int, near_misses: int, per_op: int) -> None:
+def not_code(row: dict[str, Any]) -> bool:
+    """A SyntaxError of a record without Markdown fences: the text was prose with code in it, not code."""
+    if "SyntaxError" not in row["error_class"]:
+        return False
+    local = WORK / "jsonl" / row["file"].replace("/", "__")
+    record = json.loads(local.read_text().splitlines()[row["record"]])
+    return "```" not in record["predict"]
+
+
+def manifests(crashes: int, near_misses: int, per_op: int, near_per_op: int) -> None:
     rows = [json.loads(line) for line in RESULTS.read_text().splitlines()]
+    for row in rows:
+        if row["class"] == "crash" and not_code(row):
+            row["class"] = "not_code"
     crash_rows = select(rows, "crash", crashes, per_op)
-    near_rows = select(rows, "near_miss", near_misses, per_op)
+    near_rows = select(rows, "near_miss", near_misses, near_per_op)
     write_manifest(
         build.BENCHMARKS / "crashes" / "manifest.toml",
         crash_rows,
@@ -273,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--near-misses", type=int, default=45)
     parser.add_argument("--crashes", type=int, default=60)
     parser.add_argument("--limit", type=int, default=0, help="at most this many new checks")
+    parser.add_argument("--cli", action="store_true", help="one `kmedic check` process per record (slower)")
     parser.add_argument(
         "--manifests",
         action="store_true",
@@ -280,10 +328,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--max-crashes", type=int, default=60)
     parser.add_argument("--max-near-misses", type=int, default=60)
-    parser.add_argument("--per-op", type=int, default=3, help="at most this many cases of one operator")
+    parser.add_argument("--per-op", type=int, default=1, help="at most this many crash cases of one operator")
+    parser.add_argument("--near-per-op", type=int, default=3, help="near-misses per operator, at most")
     args = parser.parse_args(argv)
     if args.manifests:
-        manifests(args.max_crashes, args.max_near_misses, args.per_op)
+        manifests(args.max_crashes, args.max_near_misses, args.per_op, args.near_per_op)
         return 0
     files = [f for f in args.files.split(",") if f] or list_files(args.snapshot, DEFAULT_DIR)
     problems = order(prepare(args.snapshot, files))
@@ -311,7 +360,8 @@ def main(argv: list[str] | None = None) -> int:
     def one(p: dict[str, Any]) -> None:
         if enough():
             return
-        report = check(Path(p["folder"]), args.timeout)
+        folder = Path(p["folder"])
+        report = check(folder, args.timeout) if args.cli else check_in_process(folder)
         cls, error_class = classify(report)
         row = {
             **{k: p[k] for k in ("file", "record", "model", "op")},
