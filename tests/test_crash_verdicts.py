@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 from pathlib import Path
 
 import pytest
@@ -143,14 +144,14 @@ def test_progress_orders_crashes_by_how_far_they_got() -> None:
     )
     assert crashes.progress(imported, wrapper) and crashes.progress(wrapper, kernel)
     assert crashes.progress(kernel, report("mismatch")) and not crashes.progress(kernel, wrapper)
-    same_place = report(
-        "runtime_error", phase="forward", line=20, in_kernel=False, exception="TypeError", message="d"
+    same_crash = report(
+        "runtime_error", phase="forward", line=25, in_kernel=False, exception="TypeError", message="b"
     )
-    assert not crashes.progress(wrapper, same_place)  # the same line: the crash did not move on
+    assert not crashes.progress(wrapper, same_crash)  # the same exception: the crash did not go away
     moved_on = report(
-        "runtime_error", phase="forward", line=23, in_kernel=False, exception="KeyError", message="e"
+        "runtime_error", phase="forward", line=20, in_kernel=False, exception="KeyError", message="e"
     )
-    assert crashes.progress(wrapper, moved_on)
+    assert crashes.progress(wrapper, moved_on)  # another exception, even on the same line
     assert not crashes.progress(report("timeout"), report("mismatch"))
 
 
@@ -167,7 +168,8 @@ def test_every_api_move_resolves_in_the_installed_triton() -> None:
     targets = {*table["functions"].values(), *table["renames"].values(), *table["attributes"].values()}
     assert len(table["functions"]) > 150
     for target in sorted(targets):
-        assert callable(_resolve(target)) or target.startswith("tl.float"), target
+        found = _resolve(target)
+        assert callable(found) or target.startswith("tl.float") or inspect.ismodule(found), target
     language = importlib.import_module("triton.language")
     assert not hasattr(language, "libdevice")  # the premise of the table: 2.0's module is gone
     assert moved("tl.libdevice.tanh") == "tl.extra.cuda.libdevice.tanh"

@@ -132,6 +132,8 @@ def _classify(phase: str, exc_type: str, text: str, code: str, in_kernel: bool, 
         return "import_error"
     if exc_type == "NameError":
         return "import_error"  # a name never imported or defined: the same fix as at import time
+    if not in_kernel and re.search(r"\bcuda\b|is_cuda|data_ptr\(", code):
+        return "wrapper_launch_error"  # e.g. a bare `assert x.is_cuda` (no message to go by)
     if _POW2.search(text):
         return "constexpr_or_power_of_2"
     if in_kernel and _TILE.search(text):
@@ -269,7 +271,7 @@ def progress(old: dict[str, Any], new: dict[str, Any]) -> bool:
     """Whether `new` (a report of a patched source) got further than `old` without scoring higher.
 
     Scores stay the judge's (a crash scores 0); this only orders equal scores: a later stage, or at the same
-    crash stage a different exception at a different line (the old crash is gone, a later one showed up).
+    crash stage a different exception or message (the old crash is gone, another one showed up).
     """
     a, b = stage(old), stage(new)
     if a < 0 or b < 0:
@@ -281,9 +283,10 @@ def progress(old: dict[str, Any], new: dict[str, Any]) -> bool:
     old_c, new_c = old.get("crash") or {}, new.get("crash") or {}
     if not old_c or not new_c:
         return False
-    moved = old_c.get("line") != new_c.get("line") and old_c.get("line") is not None
+    # A different exception, at the same line or another: the old crash is gone (constexpr fixed, and now the
+    # same arange says its range is not a power of 2). The same exception elsewhere is not progress.
     before = (old_c.get("exception"), old_c.get("message"))
-    return moved and before != (new_c.get("exception"), new_c.get("message"))
+    return before != (new_c.get("exception"), new_c.get("message"))
 
 
 def summary(cases: list[Any]) -> dict[str, Any] | None:

@@ -50,6 +50,7 @@ def api_moves() -> dict[str, Any]:
         "renames": dict(data.get("renames") or {}),
         "attributes": dict(data.get("attributes") or {}),
         "functions": dict(data["functions"]),
+        "kernel_hosts": list((data.get("kernel_hosts") or {}).get("modules") or []),
     }
 
 
@@ -61,8 +62,14 @@ def moved(dotted: str) -> str | None:
     prefix, _, name = dotted.rpartition(".")
     if prefix not in table["modules"]:
         return None
-    new = table["renames"].get(name) or table["functions"].get(name)
+    # Renames belong to the old math modules: `tl.max` is a reduction, `tl.math.max` was elementwise.
+    new = (None if prefix == "tl" else table["renames"].get(name)) or table["functions"].get(name)
     return str(new) if new and new != dotted else None
+
+
+def _module_of(dotted: str) -> str:
+    """`tl.extra.cuda.libdevice` -> `triton.language.extra.cuda.libdevice` (an importable module path)."""
+    return "triton.language" + dotted.removeprefix("tl") if dotted.startswith("tl") else dotted
 
 
 def _crash(context: RuleContext | None) -> dict[str, Any]:
@@ -92,9 +99,66 @@ def api_moves_rule(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
         mapping[node] = _expr(new)
         first = first or node
         names.append(f"{dotted} -> {new}")
+    for node in m.findall(tree.module, m.ImportFrom()):
+        assert isinstance(node, cst.ImportFrom)
+        source = _dotted(node.module) if node.module is not None else None
+        source = "tl" if source == "triton.language" else source
+        if source is None or isinstance(node.names, cst.ImportStar) or node.relative:
+            continue
+        parts, changed = [], False
+        for alias in node.names:
+            name = _dotted(alias.name) or ""
+            bound = (
+                alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
+            )
+            new = moved(f"{source}.{name}")
+            if new is not None:
+                changed = True
+                names.append(f"{source}.{name} -> {new}")
+            home, _, attr = (new or f"{source}.{name}").rpartition(".")
+            parts.append(f"from {_module_of(home)} import {attr}" + (f" as {bound}" if bound != attr else ""))
+        if changed:
+            line = cst.parse_statement("; ".join(parts) + "\n")
+            assert isinstance(line, cst.SimpleStatementLine)
+            stmt = tree.parent(node)
+            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+                mapping[stmt] = line.with_changes(leading_lines=stmt.leading_lines)
+                first = first or stmt
     if mapping and first is not None:
         module = tree.module.visit(_Swap(mapping))
         yield Edit(module, tree.line(first), "Triton API moved: " + ", ".join(dict.fromkeys(names)))
+
+
+@rule(
+    "kernel_host_math",
+    title="host math (math.*, torch.*) called on tensors inside a Triton kernel",
+    bug_class="api_drift",
+    symptoms=("api_drift", "type_mismatch", "compile_error", "runtime_error"),
+    per="kernel",
+)
+def kernel_host_math(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """`math.exp(x)` / `torch.tanh(x)` in a jitted body -> `tl.exp(x)` / `tl.extra.cuda.libdevice.tanh(x)`.
+
+    Only calls whose arguments are not all numeric literals (a constant folded on the host is fine)."""
+    if not _crash(context):
+        return
+    table = api_moves()
+    mapping: dict[cst.CSTNode, cst.CSTNode] = {}
+    for call in m.findall(fn.body, m.Call(func=m.Attribute())):
+        assert isinstance(call, cst.Call)
+        dotted = _dotted(call.func) or ""
+        host, _, name = dotted.rpartition(".")
+        if host not in table["kernel_hosts"] or all(
+            isinstance(a.value, cst.Integer | cst.Float) for a in call.args
+        ):
+            continue
+        new = table["renames"].get(name) or table["functions"].get(name)
+        if new:
+            mapping[call.func] = _expr(str(new))
+    if mapping:
+        first = next(iter(mapping))
+        what = ", ".join(f"{_dotted(k)} -> {_dotted(v)}" for k, v in mapping.items())  # type: ignore[arg-type]
+        yield Edit(tree.module.visit(_Swap(mapping)), tree.line(first), f"{fn.name.value}: {what}")
 
 
 def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:

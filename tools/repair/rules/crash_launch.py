@@ -164,9 +164,74 @@ def host_device(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
             continue
         mapping[arg] = arg.with_changes(value=_expr(device))
         first = first or arg
+    for call in m.findall(tree.module, m.Call(func=m.Attribute(attr=m.Name("to")))):
+        assert isinstance(call, cst.Call)
+        for arg in call.args:
+            value = _render(arg.value).replace(" ", "")
+            keyword = arg.keyword.value if arg.keyword is not None else "device"
+            if keyword == "device" and re.fullmatch(r"""['"]cuda(?::\d+)?['"]""", value):
+                device = _device_of(_enclosing(tree, call))
+                if device is not None and arg not in mapping:
+                    mapping[arg] = arg.with_changes(value=_expr(device))
+                    first = first or arg
+    # Statements that only insist on cuda: `assert x.is_cuda`, `torch.cuda.synchronize()`.
+    for line in m.findall(tree.module, m.SimpleStatementLine()):
+        assert isinstance(line, cst.SimpleStatementLine)
+        code = _render(line).strip()
+        if len(line.body) == 1 and re.fullmatch(
+            r"assert\b.*\bis_cuda\b.*|torch\.cuda\.(?:synchronize|empty_cache)\(\)", code, re.S
+        ):
+            mapping[line] = cst.RemovalSentinel.REMOVE  # type: ignore[assignment]
+            first = first or line
     if first is not None:
         what = "tensors on the input's device, not cuda"
         yield Edit(tree.module.visit(_Swap(mapping)), tree.line(first), what)
+
+
+@rule(
+    "launch_tensors_not_pointers",
+    title="a launch passes x.data_ptr() (an int) where the kernel takes a tensor",
+    bug_class="wrapper_launch_error",
+    symptoms=("wrapper_launch_error", "type_mismatch", "compile_error", "runtime_error"),
+    per="module",
+)
+def launch_tensors_not_pointers(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """`kernel[grid](x.data_ptr(), ...)` -> `kernel[grid](x, ...)`: Triton makes the pointer of a tensor."""
+    if not _crash(context):
+        return
+    mapping: dict[cst.CSTNode, cst.CSTNode] = {}
+    for call in _launches(tree.module):
+        for a in call.args:
+            value = a.value
+            if (
+                isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "data_ptr"
+                and not value.args
+            ):
+                mapping[a] = a.with_changes(value=value.func.value)
+    if mapping:
+        first = next(iter(mapping))
+        yield Edit(tree.module.visit(_Swap(mapping)), tree.line(first), "pass tensors, not data_ptr() ints")
+
+
+@rule(
+    "view_to_reshape",
+    title="a view of a tensor whose strides do not allow it",
+    bug_class="wrapper_launch_error",
+    symptoms=("wrapper_launch_error", "runtime_error"),
+    per="module",
+)
+def view_to_reshape(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """`x.view(shape)` on the failing line -> `x.reshape(shape)` (view size is not compatible...)."""
+    crash = _crash(context)
+    if "view size is not compatible" not in _text(crash) or not isinstance(crash.get("line"), int):
+        return
+    for call in m.findall(tree.module, m.Call(func=m.Attribute(attr=m.Name("view")))):
+        assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+        if tree.line(call) == crash["line"]:
+            new = call.with_changes(func=call.func.with_changes(attr=cst.Name("reshape")))
+            yield tree.edit(call, new, "reshape instead of view (the tensor's strides do not allow a view)")
 
 
 # ---------------------------------------------------------------- power-of-2 blocks, missing constexpr
@@ -347,6 +412,16 @@ def launch_arguments(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
                     added.append(name)
             if added:
                 yield tree.edit(call, new, f"launch passes {', '.join(added)}")
+                continue
+            # A block size nobody passes: offer the next power of 2 of the first input's last dimension
+            # (a kernel that covers a row in one block) and a common fixed block (a kernel that loops).
+            shaped = [n for n in wanted if n in _arange_params(kernel) and n not in given]
+            inputs = [p.name.value for p in _params(fn) if p.name.value not in ("self", "cls")]
+            if len(shaped) == 1 and len(wanted) == 1:
+                values = ["1024"] + ([f"triton.next_power_of_2({inputs[0]}.shape[-1])"] if inputs else [])
+                for value in values:
+                    what = f"launch passes {shaped[0]}={value}"
+                    yield tree.edit(call, _with_kwarg(call, shaped[0], value), what)
 
 
 # ---------------------------------------------------------------- output shape / dtype

@@ -30,11 +30,14 @@ RULES: dict[str, Rule] = {
     for rule in (
         # Crash rules first: they act only on a reported crash, and a crash hides every other symptom.
         crash_api.api_moves_rule,
+        crash_api.kernel_host_math,
         crash_api.missing_import,
         crash_api.drop_import_time_code,
         crash_launch.grid_tuple,
         crash_launch.host_device,
         crash_launch.launch_arguments,
+        crash_launch.launch_tensors_not_pointers,
+        crash_launch.view_to_reshape,
         crash_launch.pow2_block,
         crash_launch.add_constexpr,
         crash_launch.output_allocation,
