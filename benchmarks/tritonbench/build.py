@@ -7,7 +7,8 @@ TritonBench-T operator's own test (``derive_specs.py``), and this script writes 
     python benchmarks/tritonbench/build.py --snapshot /work/.mirror/thunlp+TritonBench/repo --corpus crashes
 
 Per case ``benchmarks/<corpus>/<id>/``: ``reference.py`` (the operator's reference function from
-``data/TritonBench_T_v1/<op>.py``, above the test separator, wrapped as ``Model``/``get_inputs`` by
+``data/TritonBench_T_v1/<op>.py`` above the test separator, or for TritonBench-G the original Triton
+operator of ``data/TritonBench_G_v1/<op>.py`` moved to the CPU, wrapped as ``Model``/``get_inputs`` by
 ``reference_source``), ``candidate.py`` (the record's code + our ``ModelNew``, as
 ``kernel_medic.graph.drivers.import_tritonbench`` writes it), ``problem.toml`` and ``meta.toml`` (category,
 description, ``looked_at_for_rules`` and a ``[source]`` table: repo, commit, file, record, model, op, triage
@@ -283,23 +284,49 @@ def reference_source(function_source: str, spec: dict[str, Any], label: str) -> 
     )
 
 
-def write_references(snapshot: Path, specs: dict[str, Any], out: Path) -> dict[str, Path]:
-    """REFS/<function>/reference.py (+ problem.toml) for every usable spec; returns them by function name."""
+def bench_of(file: str) -> str:
+    """TritonBench-G or -T, from a generation file's path in the snapshot."""
+    return "G" if "/Bench_G" in f"/{file}" else "T"
+
+
+def op_of(spec: dict[str, Any]) -> str:
+    """The operator name cases use: the reference function (TritonBench-T) or the data file stem (G)."""
+    return str(spec.get("op", spec["function"]))
+
+
+def write_references(snapshot: Path, specs: dict[str, Any], out: Path, bench: str = "T") -> dict[str, Path]:
+    """REFS/<op>/reference.py (+ problem.toml) for every usable spec of `bench`; returns them by op.
+
+    TritonBench-G references are the original Triton operators, moved to the CPU as their tests are
+    (``derive_specs.reference_on_cpu``); they run in the same CPU interpreter as the candidates.
+    """
+    import derive_specs  # the sibling script; imported here because it imports this module lazily too
+
     out.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
-    for stem, spec in specs.items():
-        if "skipped" in spec:
+    for key, spec in specs.items():
+        if "skipped" in spec or spec.get("bench", "T") != bench:
             continue
-        source = reference_part(git_show(snapshot, f"data/TritonBench_T_v1/{stem}.py"))
-        label = (
-            f"TritonBench-T `{spec['name']}`: reference function of {REPO} data/TritonBench_T_v1/{stem}.py,"
-            " called with the argument kinds of its own test (benchmarks/tritonbench/derive_specs.py)."
-        )
-        folder = out / spec["function"]
+        stem = key.split(":")[-1]
+        path = spec.get("data_file", f"data/TritonBench_T_v1/{stem}.py")
+        source = reference_part(git_show(snapshot, path))
+        if bench == "G":
+            source = derive_specs.reference_on_cpu(source)
+            label = (
+                f"TritonBench-G `{stem}`: the original Triton operator of {REPO} {path}, moved to the CPU,"
+                f" entry `{spec['function']}` called with the argument kinds of its own test"
+                " (benchmarks/tritonbench/derive_specs.py)."
+            )
+        else:
+            label = (
+                f"TritonBench-T `{spec['name']}`: reference function of {REPO} {path},"
+                " called with the argument kinds of its own test (benchmarks/tritonbench/derive_specs.py)."
+            )
+        folder = out / op_of(spec)
         folder.mkdir(exist_ok=True)
         (folder / "reference.py").write_text(reference_source(source, spec, label))
         (folder / "problem.toml").write_text(PROBLEM_TOML)
-        written[spec["function"]] = folder
+        written[op_of(spec)] = folder
     return written
 
 
@@ -349,22 +376,27 @@ def build(
         )
     cases = load_manifest(corpus / "manifest.toml")
     specs = json.loads(specs_path.read_text())
-    by_function = {s["function"]: stem for stem, s in specs.items() if "skipped" not in s}
+    by_op = {(s.get("bench", "T"), op_of(s)): key for key, s in specs.items() if "skipped" not in s}
     refs_dir = corpus / "_references"
     if refs_dir.exists():
         shutil.rmtree(refs_dir)
-    needed = {by_function[c["op"]]: specs[by_function[c["op"]]] for c in cases if c["op"] in by_function}
-    refs = write_references(snapshot, needed, refs_dir)
+    refs: dict[tuple[str, str], Path] = {}
+    for bench in ("T", "G"):
+        wanted = {(bench, c["op"]) for c in cases if bench_of(c["file"]) == bench}
+        needed = {by_op[k]: specs[by_op[k]] for k in wanted if k in by_op}
+        written = write_references(snapshot, needed, refs_dir / bench, bench)
+        refs.update({(bench, op): path for op, path in written.items()})
     files: dict[str, list[str]] = {}
     folders = []
     for case in cases:
-        if case["op"] not in refs:
+        ref_key = (bench_of(case["file"]), case["op"])
+        if ref_key not in refs:
             raise ValueError(f"case {case['id']}: no usable spec for op {case['op']!r} in {specs_path}")
         if case["file"] not in files:
             files[case["file"]] = git_show(snapshot, case["file"]).splitlines()
         record = json.loads(files[case["file"]][case["record"]])
         code = extract_code(record[case.get("code_field", "predict")])
-        reference = load_reference(refs[case["op"]] / "reference.py", case["op"])
+        reference = load_reference(refs[ref_key] / "reference.py", case["op"])
         folder = corpus / case["id"]
         if folder.exists():
             shutil.rmtree(folder)

@@ -29,6 +29,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 SEPARATOR = re.compile(r"^#{20,}\s*$", re.M)
@@ -37,8 +38,11 @@ HERE = Path(__file__).resolve().parent
 # The recorder runs in the child process: it execs the reference part as module <stem> (so the test's
 # `from <stem> import <fn>` finds it), wraps the function, runs the test part and prints the calls as JSON.
 _CHILD = r"""
-import json, sys, types, math
+import json, os, sys, types, math
 import torch
+if os.environ.get("TRITON_INTERPRET") == "1":  # the judge's own interpreter shims (autotune, libdevice)
+    from kernel_medic.tools.sandbox import interpreter_shims
+    interpreter_shims.install()
 stem, fn_name = sys.argv[1], sys.argv[2]
 ref_src = open(sys.argv[3]).read()
 test_src = open(sys.argv[4]).read()
@@ -46,7 +50,9 @@ mod = types.ModuleType(stem)
 mod.__file__ = stem + ".py"
 sys.modules[stem] = mod
 exec(compile(ref_src, stem + ".py", "exec"), mod.__dict__)
-orig = mod.__dict__[fn_name]
+names = [fn_name] if fn_name != "*" else [
+    k for k, v in mod.__dict__.items() if isinstance(v, types.FunctionType) and v.__module__ == stem
+]
 calls = []
 depth = [0]
 
@@ -89,20 +95,23 @@ def describe(v):
         return {"t": "const", "repr": r}
     raise Unsupported(type(v).__name__)
 
-def wrapper(*args, **kwargs):
-    if depth[0] == 0:
+def wrap(name, orig):
+    def wrapper(*args, **kwargs):
+        if depth[0] == 0:
+            try:
+                calls.append({"fn": name, "args": [describe(a) for a in args],
+                              "kwargs": {k: describe(v) for k, v in kwargs.items()}})
+            except Unsupported as exc:
+                calls.append({"fn": name, "unsupported": str(exc)})
+        depth[0] += 1
         try:
-            calls.append({"args": [describe(a) for a in args],
-                          "kwargs": {k: describe(v) for k, v in kwargs.items()}})
-        except Unsupported as exc:
-            calls.append({"unsupported": str(exc)})
-    depth[0] += 1
-    try:
-        return orig(*args, **kwargs)
-    finally:
-        depth[0] -= 1
+            return orig(*args, **kwargs)
+        finally:
+            depth[0] -= 1
+    return wrapper
 
-mod.__dict__[fn_name] = wrapper
+for name in names:
+    mod.__dict__[name] = wrap(name, mod.__dict__[name])
 ns = dict(mod.__dict__)
 ns["__name__"] = "__main__"
 try:
@@ -140,6 +149,12 @@ def on_cpu(test: str) -> str:
     return test
 
 
+def reference_on_cpu(reference: str) -> str:
+    """A TritonBench-G operator moved to the CPU the way its test is: device strings, ``.cuda()``, and its
+    own ``x.is_cuda`` checks (the CPU stands in for the GPU it was written for) read ``x.is_cpu``."""
+    return re.sub(r"\.is_cuda\b", ".is_cpu", on_cpu(reference))
+
+
 def _score(call: dict) -> tuple[int, int]:
     def numel(d: dict) -> int:
         if d["t"] == "tensor":
@@ -156,20 +171,28 @@ def _score(call: dict) -> tuple[int, int]:
     return (0 if has_out else 1, total)
 
 
-def derive(snapshot: Path, stem: str, op_name: str, python: str, timeout: float) -> dict:
+def data_file(stem: str, bench: str) -> str:
+    return f"data/TritonBench_{bench}_v1/{stem}.py"
+
+
+def derive(snapshot: Path, stem: str, op_name: str, python: str, timeout: float, bench: str = "T") -> dict:
+    """A spec from one operator's test. TritonBench-G: every function of the operator file is recorded
+    (the entry point is the one its test calls most) and the operator runs in Triton's CPU interpreter."""
     text = subprocess.run(
-        ["git", "-C", str(snapshot), "show", f"HEAD:data/TritonBench_T_v1/{stem}.py"],
+        ["git", "-C", str(snapshot), "show", f"HEAD:{data_file(stem, bench)}"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
     reference, test = split_source(text)
-    fn = function_name(reference, stem, op_name)
+    fn = function_name(reference, stem, op_name) if bench == "T" else "*"
     with tempfile.TemporaryDirectory() as tmp:
         ref_path, test_path = Path(tmp, "ref.py"), Path(tmp, "test.py")
-        ref_path.write_text(reference)
+        ref_path.write_text(reference if bench == "T" else reference_on_cpu(reference))
         test_path.write_text(on_cpu(test))
         env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1"}
+        if bench == "G":
+            env["TRITON_INTERPRET"] = "1"
         try:
             proc = subprocess.run(
                 [python, "-c", _CHILD, stem, fn, str(ref_path), str(test_path)],
@@ -186,6 +209,14 @@ def derive(snapshot: Path, stem: str, op_name: str, python: str, timeout: float)
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         return {"function": fn, "skipped": f"recorder failed: {tail[:200]}"}
     found = json.loads(marker[-1][len("@@CALLS@@") :])
+    if fn == "*":  # the entry point: the function the test calls most (first called on a tie)
+        counts: dict[str, int] = {}
+        for c in found["calls"]:
+            counts[c["fn"]] = counts.get(c["fn"], 0) + 1
+        if not counts:
+            return {"function": "", "skipped": f"no function called: {found['error'] or 'never called'}"}
+        fn = max(counts, key=lambda name: counts[name])
+        found["calls"] = [c for c in found["calls"] if c["fn"] == fn]
     usable = [c for c in found["calls"] if "unsupported" not in c]
     if not usable:
         reasons = sorted({c["unsupported"] for c in found["calls"]}) or [found["error"] or "never called"]
@@ -195,8 +226,11 @@ def derive(snapshot: Path, stem: str, op_name: str, python: str, timeout: float)
 
 
 _VALIDATE = r"""
-import importlib.util, json, sys
+import importlib.util, json, os, sys
 import torch
+if os.environ.get("TRITON_INTERPRET") == "1":  # the judge's own interpreter shims (autotune, libdevice)
+    from kernel_medic.tools.sandbox import interpreter_shims
+    interpreter_shims.install()
 spec = importlib.util.spec_from_file_location("reference", sys.argv[1])
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
@@ -221,22 +255,27 @@ print("@@VALID@@" + json.dumps(bad))
 """
 
 
-def validate(snapshot: Path, stem: str, spec: dict, python: str, timeout: float) -> str | None:
+def validate(
+    snapshot: Path, stem: str, spec: dict, python: str, timeout: float, bench: str = "T"
+) -> str | None:
     """Why the reference built from `spec` is unusable (fails, non-finite, stochastic), or None."""
     sys.path.insert(0, str(HERE))
     import build
 
     text = subprocess.run(
-        ["git", "-C", str(snapshot), "show", f"HEAD:data/TritonBench_T_v1/{stem}.py"],
+        ["git", "-C", str(snapshot), "show", f"HEAD:{data_file(stem, bench)}"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    source = build.reference_source(build.reference_part(text), spec, stem)
+    part = build.reference_part(text)
+    source = build.reference_source(part if bench == "T" else reference_on_cpu(part), spec, stem)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp, "reference.py")
         path.write_text(source)
         env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1"}
+        if bench == "G":
+            env["TRITON_INTERPRET"] = "1"
         try:
             proc = subprocess.run(
                 [python, "-c", _VALIDATE, str(path)],
@@ -255,17 +294,40 @@ def validate(snapshot: Path, stem: str, spec: dict, python: str, timeout: float)
     return json.loads(marker[-1][len("@@VALID@@") :])
 
 
+def one(args: argparse.Namespace, specs: dict, entry: dict) -> tuple[str, dict] | None:
+    stem = entry["file"].removesuffix(".py")
+    key = stem if args.bench == "T" else f"G:{stem}"
+    if args.validate_only:
+        spec = specs.get(key)
+        if spec is None or "skipped" in spec:
+            return None
+    else:
+        spec = derive(args.snapshot, stem, entry.get("name", stem), sys.executable, args.timeout, args.bench)
+    spec["name"] = entry.get("name", stem)
+    if args.bench == "G":
+        spec.update(bench="G", op=stem, data_file=data_file(stem, "G"))
+    if "skipped" not in spec:
+        problem = validate(args.snapshot, stem, spec, sys.executable, args.timeout, args.bench)
+        if problem:
+            spec["skipped"] = problem
+    print(f"{key}: {spec.get('skipped', 'ok')}", flush=True)
+    return key, spec
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--snapshot", required=True, type=Path)
     parser.add_argument("--out", type=Path, default=HERE / "specs.json")
+    parser.add_argument("--bench", choices=["T", "G"], default="T", help="TritonBench-T or TritonBench-G")
     parser.add_argument("--ops", default="", help="comma-separated file stems (default: all)")
     parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--parallel", type=int, default=1)
     parser.add_argument("--validate-only", action="store_true", help="recheck the references of a specs file")
     args = parser.parse_args(argv)
+    index = "data/TritonBench_T_v1.jsonl" if args.bench == "T" else "data/TritonBench_G_v1.json"
     meta = json.loads(
         subprocess.run(
-            ["git", "-C", str(args.snapshot), "show", "HEAD:data/TritonBench_T_v1.jsonl"],
+            ["git", "-C", str(args.snapshot), "show", f"HEAD:{index}"],
             capture_output=True,
             text=True,
             check=True,
@@ -273,23 +335,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     wanted = {s for s in args.ops.split(",") if s}
     specs = json.loads(args.out.read_text()) if args.out.exists() else {}
-    for entry in meta:
-        stem = entry["file"].removesuffix(".py")
-        if wanted and stem not in wanted:
-            continue
-        if args.validate_only:
-            spec = specs.get(stem)
-            if spec is None or "skipped" in spec:
-                continue
-        else:
-            spec = derive(args.snapshot, stem, entry["name"], sys.executable, args.timeout)
-        spec["name"] = entry["name"]
-        if "skipped" not in spec:
-            problem = validate(args.snapshot, stem, spec, sys.executable, args.timeout)
-            if problem:
-                spec["skipped"] = problem
-        specs[stem] = spec
-        print(f"{stem}: {spec.get('skipped', 'ok')}", flush=True)
+    entries = [e for e in meta if not wanted or e["file"].removesuffix(".py") in wanted]
+    with ThreadPoolExecutor(max_workers=max(1, args.parallel)) as pool:
+        for found in pool.map(lambda e: one(args, specs, e), entries):
+            if found is not None:
+                specs[found[0]] = found[1]
     args.out.write_text(json.dumps(dict(sorted(specs.items())), indent=1) + "\n")
     return 0
 

@@ -202,18 +202,39 @@ def order(problems: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return queue
 
 
+def g_ops_by_label(snapshot: Path) -> dict[str, str]:
+    """TritonBench-G: the original operator's code (a record's `label`) -> its data file stem."""
+    meta = json.loads(build.git_show(snapshot, "data/TritonBench_G_v1.json"))
+    return {m["output"].strip(): m["file"].removesuffix(".py") for m in meta}
+
+
 def prepare(snapshot: Path, files: list[str]) -> list[dict[str, Any]]:
+    """Import every file's records as problems under _work/.
+
+    TritonBench-G records get an `op` field: the operator whose original code equals the record's `label`
+    (records whose label matches none are skipped)."""
     specs = json.loads(build.SPECS.read_text())
-    refs = build.write_references(snapshot, specs, WORK / "references")
+    refs = {b: build.write_references(snapshot, specs, WORK / "references" / b, b) for b in ("T", "G")}
+    labels = g_ops_by_label(snapshot) if any(build.bench_of(f) == "G" for f in files) else {}
     problems = []
     for file in files:
         if HELD_OUT in file:
             raise ValueError(f"{file} is held out")
+        bench = build.bench_of(file)
         local = WORK / "jsonl" / file.replace("/", "__")
         local.parent.mkdir(parents=True, exist_ok=True)
-        local.write_text(build.git_show(snapshot, file))
+        text = build.git_show(snapshot, file)
+        local.write_text(text)
+        op_field = None
+        if bench == "G":
+            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+            for r in records:
+                r["op"] = labels.get(str(r.get("label", "")).strip())
+            mapped = local.with_suffix(".ops.jsonl")
+            mapped.write_text("".join(json.dumps(r) + "\n" for r in records))
+            local, op_field = mapped, "op"
         target = WORK / "problems" / model_of(file)
-        folders = import_tritonbench(local, WORK / "references", target)
+        folders = import_tritonbench(local, WORK / "references" / bench, target, op_field=op_field)
         for folder in folders:
             src = dict(line.split(" = ", 1) for line in (folder / "source.toml").read_text().splitlines())
             problems.append(
@@ -225,7 +246,7 @@ def prepare(snapshot: Path, files: list[str]) -> list[dict[str, Any]]:
                     "folder": str(folder),
                 }
             )
-        print(f"{file}: {len(folders)} problems ({len(refs)} references)", flush=True)
+        print(f"{file}: {len(folders)} problems ({len(refs[bench])} references)", flush=True)
     return problems
 
 
@@ -313,7 +334,9 @@ def manifests(crashes: int, near_misses: int, per_op: int, near_per_op: int) -> 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--snapshot", required=True, type=Path)
-    parser.add_argument("--files", default="", help="comma-separated JSONL paths in the snapshot")
+    parser.add_argument(
+        "--files", default="", help="comma-separated JSONL paths (or folders/) in the snapshot"
+    )
     parser.add_argument("--parallel", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=150.0)
     parser.add_argument("--until", default="", help="HH:MM UTC: start no check after this")
@@ -334,7 +357,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.manifests:
         manifests(args.max_crashes, args.max_near_misses, args.per_op, args.near_per_op)
         return 0
-    files = [f for f in args.files.split(",") if f] or list_files(args.snapshot, DEFAULT_DIR)
+    # A path ending in "/" stands for every JSONL file of that folder.
+    named = [f for f in args.files.split(",") if f] or [DEFAULT_DIR + "/"]
+    files = [x for f in named for x in (list_files(args.snapshot, f) if f.endswith("/") else [f])]
     problems = order(prepare(args.snapshot, files))
     done = {}
     if RESULTS.exists():
