@@ -86,6 +86,9 @@ def _fake_snapshot(root: Path) -> Path:
     gen = root / "LLM_generated" / "Bench_T_coder_specific"
     gen.mkdir(parents=True)
     shutil.copy(FIXTURE / "generations.jsonl", gen / "fixture_model.jsonl")
+    gen_g = root / "LLM_generated" / "Bench_G_coder_specofic"
+    gen_g.mkdir(parents=True)
+    shutil.copy(FIXTURE / "generations_g.jsonl", gen_g / "fixture_g.jsonl")
     git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "."], check=True)
@@ -134,6 +137,32 @@ def test_builder_derives_a_reference_from_the_test_code_and_writes_the_cases(
     verdicts = [evaluator.evaluate(load_problem(f), tier="light").verdict for f in folders]  # type: ignore[attr-defined]
     assert verdicts[:2] == ["pass", "mismatch"]
     assert verdicts[2] in ("compile_error", "runtime_error")
+
+
+def test_builder_takes_a_tritonbench_g_operator_as_reference_on_the_cpu(
+    tmp_path: Path, evaluator: object
+) -> None:
+    snapshot = _fake_snapshot(tmp_path / "snap")
+    spec = derive_specs.derive(snapshot, "shift_op", "shift_op", sys.executable, 120, bench="G")
+    assert spec["function"] == "shift_op"  # the function the test calls, found by recording them all
+    assert [a.get("shape") for a in spec["args"]] == [[3, 50], None]
+    assert derive_specs.validate(snapshot, "shift_op", spec, sys.executable, 120, bench="G") is None
+    spec.update(name="shift_op", bench="G", op="shift_op", data_file="data/TritonBench_G_v1/shift_op.py")
+    specs = tmp_path / "specs.json"
+    specs.write_text(json.dumps({"G:shift_op": spec}))
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "manifest.toml").write_text(
+        '[[case]]\nid = "tb_shift_op_fixture_g_r0000"\n'
+        'file = "LLM_generated/Bench_G_coder_specofic/fixture_g.jsonl"\n'
+        'record = 0\nmodel = "fixture_g"\nop = "shift_op"\nverdict = "mismatch"\nerror_class = "mismatch"\n'
+        "looked_at_for_rules = false\n"
+    )
+    (folder,) = build.build(snapshot, corpus, allow_commit=True, specs_path=specs)
+    reference = (folder / "reference.py").read_text()
+    assert "assert x.is_cpu" in reference and "@triton.jit" in reference  # the operator itself, on the CPU
+    report = evaluator.evaluate(load_problem(folder), tier="light")  # type: ignore[attr-defined]
+    assert report.verdict == "mismatch"  # the generation ignores `shift`
 
 
 @pytest.mark.skipif(not SNAPSHOT.is_dir(), reason="no local TritonBench snapshot")

@@ -29,6 +29,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -335,12 +336,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     wanted = {s for s in args.ops.split(",") if s}
     specs = json.loads(args.out.read_text()) if args.out.exists() else {}
+    order = [s for s in args.ops.split(",") if s]  # --ops order first (e.g. smallest operators first)
     entries = [e for e in meta if not wanted or e["file"].removesuffix(".py") in wanted]
-    with ThreadPoolExecutor(max_workers=max(1, args.parallel)) as pool:
-        for found in pool.map(lambda e: one(args, specs, e), entries):
-            if found is not None:
+    entries.sort(key=lambda e: order.index(e["file"].removesuffix(".py")) if order else 0)
+    lock = threading.Lock()
+
+    def run(entry: dict) -> None:
+        found = one(args, specs, entry)
+        if found is not None:
+            with lock:  # written after every operator, so a long run can be used (or resumed) part way
                 specs[found[0]] = found[1]
-    args.out.write_text(json.dumps(dict(sorted(specs.items())), indent=1) + "\n")
+                args.out.write_text(json.dumps(dict(sorted(specs.items())), indent=1) + "\n")
+
+    with ThreadPoolExecutor(max_workers=max(1, args.parallel)) as pool:
+        list(pool.map(run, entries))
     return 0
 
 
