@@ -14,7 +14,7 @@ from kernel_medic.tools.repair.patchers import OfflinePatcher
 from kernel_medic.tools.repair.rules.base import RuleContext
 from kernel_medic.tools.repair.search import candidates
 from kernel_medic.tools.repair.spec_checks import spec_gaps, spec_hypotheses
-from problems import LIGHT_TOML, scale_candidate, write_problem
+from problems import LIGHT_TOML, OPAQUE_SCALE_REFERENCE, scale_candidate, write_problem
 from test_search import request_for
 
 SOFTMAX_DIM0_REFERENCE = """\
@@ -191,3 +191,21 @@ def test_spec_checks_find_arguments_the_candidate_ignores_and_open_divisor_edits
     # A candidate that names the argument is not suspected of ignoring it.
     assert not spec_gaps(VAR_REFERENCE, source + "\n# correction ceil_mode\n")
     assert not [d for d in (rw.description for rw in generate(source)) if "divide by" in d]
+
+
+def test_two_mistakes_in_one_statement_are_fixed_by_a_pair_of_edits(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    # `x * 3.0 + 1.0` for `x * 2.0`: either single fix leaves every element wrong, so neither gains.
+    source = scale_candidate(("x * 2.0", "x * 3.0 + 1.0"))
+    # The constant behind a method: the reference-formula rule cannot read it, only the search can.
+    problem = load_problem(write_problem(tmp_path / "p", source, OPAQUE_SCALE_REFERENCE, toml=LIGHT_TOML))
+
+    def evaluate(text: str, tier: str) -> dict:
+        return evaluator.evaluate(problem.with_candidate(text), tier=tier).to_dict()
+
+    store = next(i for i, line in enumerate(source.splitlines(), 1) if "tl.store" in line)
+    request = request_for(source, report=evaluate(source, "full"), reference_source=problem.reference_source)
+    patcher = OfflinePatcher(evaluate, workers=2, namespace=str(tmp_path), localise=lambda _s, _r: [store])
+    outcome = patcher.propose(request)
+    assert outcome.proposal is not None and "; then " in outcome.proposal.description
+    assert evaluate(outcome.proposal.source, "full")["verdict"] == "pass"
+    assert "x * 2.0" in outcome.proposal.source and "+ 1.0" not in outcome.proposal.source

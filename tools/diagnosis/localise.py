@@ -202,6 +202,21 @@ def _slice(start: _Stmt, stmts: list[_Stmt], depth: int = 4) -> list[tuple[int, 
     return out
 
 
+def _downstream(start: _Stmt, stmts: list[_Stmt], depth: int = 6) -> set[int]:
+    """Lines of the statements that read what `start` writes, transitively."""
+    out: set[int] = set()
+    frontier = [start]
+    for _ in range(depth):
+        nxt = []
+        for stmt in frontier:
+            for s in stmts:
+                if s.line > start.line and s.line not in out and s.reads & stmt.writes:
+                    out.add(s.line)
+                    nxt.append(s)
+        frontier = nxt
+    return out
+
+
 def _report_cues(report: dict[str, Any]) -> dict[str, float]:
     """Weights per statement kind from where the output is wrong."""
     weights = {"store": 0.0, "mask": 0.0, "launch": 0.0, "host": 0.0, "index": 0.0, "compute": 0.0}
@@ -251,8 +266,11 @@ def rank_statements(
     first_loss = None
     notes: list[str] = []
     by_line = {s.line: s for s in kernel_stmts}
+    agreeing = {item.line for item in agreement or [] if item.agrees}
     for item in agreement or []:
         if not item.agrees and item.line in by_line:
+            if _downstream(by_line[item.line], kernel_stmts) & agreeing:
+                continue  # composed differently (x_max + log(sum) before x - lse): agreement comes back
             first_loss = item.line
             break
     if first_loss is not None:

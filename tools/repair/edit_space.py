@@ -271,6 +271,10 @@ def edit_index_term(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
                 rest = " + ".join(_render(t) for j, t in enumerate(terms) if j != i)
                 new = _expr(f"({rest})" if op.lpar else rest)
                 yield tree.edit(op, new, f"{fn.name.value}: drop {_render(terms[i])} from {tree.code(op)}")
+        elif isinstance(op.operator, cst.Subtract) and _names(op.right):
+            # `a - b` loses its subtrahend (a term subtracted that the formula does not have).
+            left = op.left.with_changes(lpar=op.lpar, rpar=op.rpar) if op.lpar else op.left
+            yield tree.edit(op, left, f"{fn.name.value}: drop - {_render(op.right)} from {tree.code(op)}")
         elif isinstance(op.operator, cst.Multiply) and _names(op):
             for keep in (op.left, op.right):
                 if _names(keep):

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kernel_medic.tools.repair.edit_space import EDITS
+from kernel_medic.tools.repair.edit_space import EDITS, generate, statement_spans
 from kernel_medic.tools.repair.llm import LLMReply
 from kernel_medic.tools.repair.mutations import MUTATIONS
 from kernel_medic.tools.repair.rules.base import Rewrite, RuleContext
@@ -35,6 +35,10 @@ SCREEN_LIMIT = 48
 """Most candidate edits screened for one proposal (cached: a later proposal on the same base is cheap)."""
 MICRO_FACTOR = 3
 """On the micro tier an edit costs a fraction of a light run: this many times more edits fit one proposal."""
+PAIR_FIRSTS = 8
+"""Single edits at the most suspect statement that a second edit there is tried on top of."""
+PAIR_SCREENS = 96
+"""Most two-edit candidates screened for one proposal (only when no single edit gains)."""
 FULL_CHECKS = 6
 """Most screened edits run on the full tier for one proposal before the most promising is proposed."""
 SLIVER = 0.05
@@ -107,6 +111,7 @@ class OfflinePatcher:
         namespace: str = "",
         full_checks: int = FULL_CHECKS,
         localise: Callable[[str, dict[str, Any]], list[int]] | None = None,
+        pair_screens: int = PAIR_SCREENS,
     ) -> None:
         self.evaluate = evaluate
         self.workers = workers
@@ -116,6 +121,7 @@ class OfflinePatcher:
         self.namespace = namespace
         self.full_checks = full_checks
         self.localise = localise  # (source, report) -> suspect statement lines, most suspect first
+        self.pair_screens = pair_screens
 
     def propose(self, request: PatchRequest) -> PatchOutcome:
         untried = self._untried(request)
@@ -172,6 +178,11 @@ class OfflinePatcher:
             gains.sort(key=lambda item: (item[1] != "pass", -item[2], item[0].size))
             if gains and (gains[0][1] == "pass" or gains[0][2] - base_full >= SLIVER * (1.0 - base_full)):
                 return PatchOutcome(_proposal(gains[0][0].rewrite))
+        # No single edit passes or closes a real share of the gap: two edits on the most suspect statement
+        # may (a statement with two mistakes); a sliver stays the fallback.
+        pair = self._pairs(request, screened, tier, base_light, base_full)
+        if pair is not None and (not gains or pair[1] == "pass" or pair[2] > gains[0][2]):
+            return PatchOutcome(_proposal(pair[0]))
         if gains:  # only slivers: the largest is still progress
             return PatchOutcome(_proposal(gains[0][0].rewrite))
         # Nothing checked beats the base: propose the next unchecked edit, so the verify node tries one more.
@@ -179,6 +190,49 @@ class OfflinePatcher:
         if not rest:
             return PatchOutcome(None, exhausted=True, error="every untried edit loses on the screening case")
         return PatchOutcome(_proposal(rest[0].rewrite))
+
+    def _pairs(
+        self, request: PatchRequest, screened: list[Screened], tier: str, base_light: float, base_full: float
+    ) -> tuple[Rewrite, str, float] | None:
+        """Two edits on the most suspect statement, when no single edit gains (a statement with two mistakes,
+        e.g. a term too many and a divisor off by one, scores no better after either fix alone).
+
+        The first edits are the best-screening edits of the edit space at that statement that do not lose;
+        the second come from the edit space of each result, at the same statement.
+        """
+        if self.localise is None or self.pair_screens <= 0:
+            return None
+        ranked = self.localise(request.source, request.report)
+        if not ranked:
+            return None
+        spans = [span for span in statement_spans(request.source) if span[0] <= ranked[0] <= span[1]]
+        lo, hi = spans[0] if spans else (ranked[0], ranked[0])
+        firsts = [
+            s
+            for s in screened
+            if lo <= s.rewrite.line <= hi
+            and (s.rewrite.rule in EDITS or s.rewrite.rule in MUTATIONS)
+            and s.light >= base_light
+        ][:PAIR_FIRSTS]
+        context = RuleContext.from_reference(request.reference_source, request.report)
+        seen = set(request.seen_hashes)
+        pairs: list[Rewrite] = []
+        for first in firsts:
+            for second in generate(first.rewrite.source, context, [lo], only_ranked=True, extra=MUTATIONS):
+                digest = source_hash(second.source)
+                if digest in seen or not (lo <= second.line <= hi + 2):
+                    continue
+                seen.add(digest)
+                what = f"{first.rewrite.description}; then {second.description}"
+                pairs.append(Rewrite(second.rule, what, second.source, first.rewrite.line))
+        pairs = pairs[: self.pair_screens]
+        results = screen(request.source, pairs, self.evaluate, self.workers, self.namespace, tier)
+        promising = [r for r in results if r.passed or r.light > base_light][: self.full_checks]
+        verified = verify_full([r.rewrite for r in promising], self.evaluate, self.workers, self.namespace)
+        verified.sort(key=lambda item: (item[1] != "pass", -item[2]))
+        if verified and (verified[0][1] == "pass" or verified[0][2] > base_full):
+            return verified[0]
+        return None
 
     def _untried(self, request: PatchRequest) -> list[Rewrite]:
         location = request.hypotheses[0] if request.hypotheses else {}
