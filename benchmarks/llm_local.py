@@ -214,26 +214,31 @@ def run_bench(
     return json.loads(proc.stdout)
 
 
-def bench_row(name: str, summary: dict, out: Path) -> dict[str, object]:
-    outcomes = [o for o in summary["outcomes"] if o["attempt"] == 1]
+def bench_row(name: str, out: Path, cases: list[str]) -> dict[str, object]:
+    """A strategy's row from the bench's per-case records (first attempts), finished cases only, and the
+    traces of those cases (tokens in/out, LLM wall)."""
+    outcomes = []
+    traces = []
+    for case in cases:
+        record = out / "cases" / f"{case}.attempt0.json"
+        if record.is_file():
+            outcomes.append(json.loads(record.read_text()))
+            traces += sorted((out / "traces").glob(f"{case}.attempt0*.jsonl"))
     repaired = sum(o["status"] == "repaired" for o in outcomes)
     calls = sum(int(o["llm_calls"]) for o in outcomes)
     wall = sum(float(o["wall_s"]) for o in outcomes)
-    stops = ", ".join(f"{k} {v}" for k, v in sorted(summary.get("stop_reasons", {}).items()))
-    return row(
-        name,
-        len(outcomes),
-        repaired,
-        repaired,
-        calls,
-        llm_totals(sorted((out / "traces").glob("*.jsonl"))),
-        wall,
-        f"stops: {stops}",
-    )
+    stops: dict[str, int] = {}
+    for o in outcomes:
+        stops[o["stop_reason"]] = stops.get(o["stop_reason"], 0) + 1
+    note = "stops: " + ", ".join(f"{k} {v}" for k, v in sorted(stops.items()))
+    if len(outcomes) < len(cases):
+        note += f"; {len(cases) - len(outcomes)} of {len(cases)} cases not run (time)"
+    return row(name, len(outcomes), repaired, repaired, calls, llm_totals(traces), wall, note)
 
 
 def regenerate_row(out: Path, cases: list[str]) -> dict[str, object]:
-    rows = [json.loads((out / "regenerate" / f"{c}.json").read_text()) for c in cases]
+    records = [out / "regenerate" / f"{c}.json" for c in cases]
+    rows = [json.loads(r.read_text()) for r in records if r.is_file()]
     totals = {
         "input_tokens": sum(int(r.get("input_tokens", 0)) for r in rows),
         "output_tokens": sum(int(r.get("output_tokens", 0)) for r in rows),
@@ -304,6 +309,7 @@ def main(argv: list[str] | None = None) -> int:
         "--wall-budget-s", type=float, default=1800.0, help="per-repair wall budget (a slow model)"
     )
     ap.add_argument("--out", type=Path, default=Path("out/llm_local"))
+    ap.add_argument("--report-only", action="store_true", help="summarise what --out holds; run nothing")
     ap.add_argument("--kmedic", default=str(Path(sys.executable).parent / "kmedic"))
     args = ap.parse_args(argv)
     args.baseline_attempts = args.baseline_attempts or args.max_llm_calls
@@ -312,15 +318,16 @@ def main(argv: list[str] | None = None) -> int:
     server = None
     base_url = args.base_url
     args.out.mkdir(parents=True, exist_ok=True)
-    if base_url is None:
+    if base_url is None and not args.report_only:
         assemble(args.parts, model)
         server = serve(args.python, model, args.port, args.ctx, args.threads, args.out / "server.log")
         base_url = f"http://127.0.0.1:{args.port}/v1"
     try:
-        wait_ready(base_url, server)
+        if not args.report_only:
+            wait_ready(str(base_url), server)
         env = {
             **os.environ,
-            "OPENAI_BASE_URL": base_url,
+            "OPENAI_BASE_URL": str(base_url),
             "KMEDIC_MODEL": model.stem,
             "KMEDIC_MAX_LLM_CALLS": str(args.max_llm_calls),
             "KMEDIC_LLM_TIMEOUT_S": "900",
@@ -345,8 +352,12 @@ def main(argv: list[str] | None = None) -> int:
                 "--json",
             ]
             fresh = {**env, "KMEDIC_KB_PATH": str((out / "kb").resolve())}  # no pattern from another run
-            proc = subprocess.run(cmd, capture_output=True, text=True, env=fresh)
-            result = json.loads(proc.stdout)
+            if not args.report_only:
+                subprocess.run(cmd, capture_output=True, text=True, env=fresh)
+            if not (out / "report.json").is_file():
+                example_rows.append(f"{args.example.name} --strategy {strategy}: not run")
+                continue
+            result = json.loads((out / "report.json").read_text())
             example_rows.append(
                 f"{args.example.name} --strategy {strategy}: {result['status']} "
                 f"({result['stop_reason']}), {result['llm_calls']} LLM calls, tokens "
@@ -363,9 +374,10 @@ def main(argv: list[str] | None = None) -> int:
             if strategy in ("offline", "regenerate") and "regenerate" in strategies:
                 extra = ["--baseline", "regenerate", "--baseline-attempts", str(args.baseline_attempts)]
             out = args.out / base
-            summary = run_bench(args.workers, args.kmedic, args.corpus, cases, base, out, env, extra)
+            if not args.report_only:
+                run_bench(args.workers, args.kmedic, args.corpus, cases, base, out, env, extra)
             if strategy != "regenerate":
-                rows.append(bench_row(strategy, summary, out))
+                rows.append(bench_row(strategy, out, cases))
             if extra:
                 rows.append(regenerate_row(out, cases))
         table = markdown(rows)
