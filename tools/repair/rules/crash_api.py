@@ -99,31 +99,57 @@ def api_moves_rule(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
         mapping[node] = _expr(new)
         first = first or node
         names.append(f"{dotted} -> {new}")
+    qualified: dict[str, str] = {}  # a name imported from Triton -> its dotted `tl.` spelling
     for node in m.findall(tree.module, m.ImportFrom()):
         assert isinstance(node, cst.ImportFrom)
         source = _dotted(node.module) if node.module is not None else None
         source = "tl" if source == "triton.language" else source
         if source is None or isinstance(node.names, cst.ImportStar) or node.relative:
             continue
-        parts, changed = [], False
+        if not (source == "tl" or source.startswith("tl.") or source in api_moves()["modules"]):
+            continue
+        kept, changed = [], False
         for alias in node.names:
             name = _dotted(alias.name) or ""
             bound = (
                 alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
             )
             new = moved(f"{source}.{name}")
-            if new is not None:
+            target = new or f"{source}.{name}"
+            if name in _MODULE_NAMES or target in api_moves()["attributes"].values():
+                # a module (libdevice): import it from where it lives now
+                home, _, attr = target.rpartition(".")
+                kept.append(
+                    f"from {_module_of(home)} import {attr}" + (f" as {bound}" if bound != attr else "")
+                )
+                changed = changed or new is not None
+            else:
+                # a function (or dtype) imported by name: the old module may be gone, and the CPU interpreter
+                # only patches `tl.` attributes, so every use is spelled `tl.<where it lives now>`
+                qualified[bound] = target
                 changed = True
+            if new is not None:
                 names.append(f"{source}.{name} -> {new}")
-            home, _, attr = (new or f"{source}.{name}").rpartition(".")
-            parts.append(f"from {_module_of(home)} import {attr}" + (f" as {bound}" if bound != attr else ""))
-        if changed:
-            line = cst.parse_statement("; ".join(parts) + "\n")
-            assert isinstance(line, cst.SimpleStatementLine)
-            stmt = tree.parent(node)
-            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+        stmt = tree.parent(node)
+        if changed and isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+            if kept:
+                line = cst.parse_statement("; ".join(kept) + "\n")
                 mapping[stmt] = line.with_changes(leading_lines=stmt.leading_lines)
-                first = first or stmt
+            else:
+                mapping[stmt] = cst.RemovalSentinel.REMOVE  # type: ignore[assignment]
+            first = first or stmt
+    if qualified:
+        for use in _name_uses(tree.module, set(qualified)):
+            mapping[use] = _expr(qualified[use.value])
+            names.append(f"{use.value} -> {qualified[use.value]}")
+        if "tl" not in _module_names(tree.module):
+            names.append("import triton.language as tl")
+            body = list(tree.module.body)
+            anchor = next((s for s in body if isinstance(s, cst.SimpleStatementLine)), None)
+            if anchor is not None and anchor not in mapping:
+                mapping[anchor] = cst.FlattenSentinel(
+                    [cst.parse_statement("import triton.language as tl\n"), anchor]
+                )
     if mapping and first is not None:
         module = tree.module.visit(_Swap(mapping))
         yield Edit(module, tree.line(first), "Triton API moved: " + ", ".join(dict.fromkeys(names)))
@@ -161,6 +187,65 @@ def kernel_host_math(tree: Tree, fn: cst.FunctionDef, context: RuleContext | Non
         yield Edit(tree.module.visit(_Swap(mapping)), tree.line(first), f"{fn.name.value}: {what}")
 
 
+_MODULE_NAMES = {"libdevice", "math", "core", "extra", "cuda", "hip", "semantic", "standard"}
+
+
+def _name_uses(module: cst.Module, names: set[str]) -> list[cst.Name]:
+    """Name nodes that read one of `names` (not attribute names, keywords, parameters, imports, defs)."""
+    found: list[cst.Name] = []
+
+    class Uses(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value in names:
+                found.append(node)
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Param(self, node: cst.Param) -> bool:
+            if node.default is not None:
+                node.default.visit(self)
+            if node.annotation is not None:
+                node.annotation.visit(self)
+            return False
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+            return False
+
+        def visit_Import(self, node: cst.Import) -> bool:
+            return False
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            for part in (*node.decorators, node.params, node.body):
+                part.visit(self)
+            return False
+
+    module.visit(Uses())
+    return found
+
+
+def _module_names(module: cst.Module) -> set[str]:
+    """Names bound by top-level imports."""
+    out: set[str] = set()
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Import | cst.ImportFrom) and not isinstance(
+                    small.names, cst.ImportStar
+                ):
+                    for alias in small.names:
+                        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                            out.add(alias.asname.name.value)
+                        else:
+                            out.add((_dotted(alias.name) or "").split(".")[0])
+    return out
+
+
 def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
     return any(n is inner for n in m.findall(outer, m.Attribute()))
 
@@ -174,6 +259,38 @@ class _Swap(cst.CSTTransformer):
 
 
 _NAME_ERROR = re.compile(r"name '(\w+)' is not defined")
+
+
+@rule(
+    "drop_unused_import",
+    title="an import that fails and whose names are never used",
+    bug_class="import_error",
+    symptoms=("import_error", "api_drift", "compile_error"),
+    per="module",
+)
+def drop_unused_import(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """The import statement on the failing line (ImportError, ModuleNotFoundError) whose names nothing else
+    uses is removed (a leftover `from triton.runtime.jit import get_cuda_stream`)."""
+    crash = _crash(context)
+    failed = crash.get("exception") in ("ImportError", "ModuleNotFoundError")
+    if not failed or not isinstance(crash.get("line"), int):
+        return
+    for stmt in m.findall(tree.module, m.SimpleStatementLine()):
+        assert isinstance(stmt, cst.SimpleStatementLine)
+        if tree.line(stmt) != crash["line"] or len(stmt.body) != 1:
+            continue
+        small = stmt.body[0]
+        if not isinstance(small, cst.Import | cst.ImportFrom) or isinstance(small.names, cst.ImportStar):
+            continue
+        bound = set()
+        for alias in small.names:
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                bound.add(alias.asname.name.value)
+            else:
+                bound.add((_dotted(alias.name) or "").split(".")[0])
+        if not _name_uses(tree.module, bound):
+            removed = tree.replace(stmt, cst.RemovalSentinel.REMOVE)  # type: ignore[arg-type]
+            yield Edit(removed, tree.line(stmt), "remove an import that fails and is never used")
 
 
 @rule(

@@ -188,6 +188,21 @@ def host_device(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
         yield Edit(tree.module.visit(_Swap(mapping)), tree.line(first), what)
 
 
+def _pointer_of(value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`x.data_ptr()` / `x.data.ptr` -> `x`."""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args:
+        if value.func.attr.value == "data_ptr":
+            return value.func.value
+    if (
+        isinstance(value, cst.Attribute)
+        and value.attr.value == "ptr"
+        and isinstance(value.value, cst.Attribute)
+    ):
+        if value.value.attr.value == "data":
+            return value.value.value
+    return None
+
+
 @rule(
     "launch_tensors_not_pointers",
     title="a launch passes x.data_ptr() (an int) where the kernel takes a tensor",
@@ -201,15 +216,19 @@ def launch_tensors_not_pointers(tree: Tree, context: RuleContext | None) -> Iter
         return
     mapping: dict[cst.CSTNode, cst.CSTNode] = {}
     for call in _launches(tree.module):
+        fn = _enclosing(tree, call)
         for a in call.args:
-            value = a.value
-            if (
-                isinstance(value, cst.Call)
-                and isinstance(value.func, cst.Attribute)
-                and value.func.attr.value == "data_ptr"
-                and not value.args
-            ):
-                mapping[a] = a.with_changes(value=value.func.value)
+            tensor = _pointer_of(a.value)
+            if tensor is not None:
+                mapping[a] = a.with_changes(value=tensor)
+            elif isinstance(a.value, cst.Name) and fn is not None:
+                # `x_ptr = x.data_ptr()` earlier in the wrapper: the variable holds the tensor instead
+                for node in m.findall(fn.body, m.Assign()):
+                    assert isinstance(node, cst.Assign)
+                    named = [t.target for t in node.targets if isinstance(t.target, cst.Name)]
+                    tensor = _pointer_of(node.value)
+                    if tensor is not None and any(t.value == a.value.value for t in named):
+                        mapping[node] = node.with_changes(value=tensor)
     if mapping:
         first = next(iter(mapping))
         yield Edit(tree.module.visit(_Swap(mapping)), tree.line(first), "pass tensors, not data_ptr() ints")
@@ -341,23 +360,83 @@ def pow2_block(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     title="a kernel parameter used as a shape is not tl.constexpr",
     bug_class="constexpr_or_power_of_2",
     symptoms=("constexpr_or_power_of_2", "compile_error", "runtime_error"),
-    per="kernel",
+    per="module",
 )
-def add_constexpr(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
-    """`BLOCK` in `tl.arange(0, BLOCK)` without an annotation -> `BLOCK: tl.constexpr` (all such at once)."""
+def add_constexpr(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """`BLOCK` in `tl.arange(0, BLOCK)` without an annotation -> `BLOCK: tl.constexpr`: in every kernel at
+    once (generated files repeat the mistake in each kernel), and kernel by kernel."""
     if "constexpr" not in _text(_crash(context)):
         return
-    constexpr = _constexpr_params(fn)
-    wanted = [
-        p for p in _params(fn) if p.name.value in _arange_params(fn) - constexpr and p.annotation is None
-    ]
-    if not wanted:
-        return
     annotation = cst.Annotation(annotation=_expr("tl.constexpr"))
-    mapping = {p: p.with_changes(annotation=annotation) for p in wanted}
-    new_fn = fn.visit(_Swap(mapping))
-    names = ", ".join(p.name.value for p in wanted)
-    yield Edit(tree.replace(fn, new_fn), tree.line(fn), f"{fn.name.value}: {names} as tl.constexpr")
+    per_kernel: list[tuple[cst.FunctionDef, dict[cst.CSTNode, cst.CSTNode]]] = []
+    for fn in _kernels(tree.module):
+        constexpr = _constexpr_params(fn)
+        wanted = [
+            p for p in _params(fn) if p.name.value in _arange_params(fn) - constexpr and p.annotation is None
+        ]
+        if wanted:
+            per_kernel.append((fn, {p: p.with_changes(annotation=annotation) for p in wanted}))
+    if len(per_kernel) > 1:
+        everything = {k: v for _, mapping in per_kernel for k, v in mapping.items()}
+        what = "shape parameters as tl.constexpr in every kernel"
+        yield Edit(tree.module.visit(_Swap(everything)), tree.line(per_kernel[0][0]), what)
+    for fn, mapping in per_kernel:
+        names = ", ".join(p.name.value for p in mapping)  # type: ignore[attr-defined]
+        what = f"{fn.name.value}: {names} as tl.constexpr"
+        yield Edit(tree.module.visit(_Swap(mapping)), tree.line(fn), what)
+
+
+@rule(
+    "drop_bad_annotation",
+    title="a kernel parameter annotated with a Triton name that does not exist",
+    bug_class="api_drift",
+    symptoms=("api_drift", "compile_error"),
+    per="module",
+)
+def drop_bad_annotation(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """`x_ptr: triton.Pointer` (AttributeError: ... has no attribute 'Pointer') -> `x_ptr`: only the
+    annotation the error names is dropped; `tl.constexpr` is never touched."""
+    found = re.search(r"has no attribute '(\w+)'", str(_crash(context).get("message", "")))
+    if not found or found.group(1) == "constexpr":
+        return
+    mapping: dict[cst.CSTNode, cst.CSTNode] = {}
+    for fn in _kernels(tree.module):
+        for p in _params(fn):
+            dotted = _dotted(p.annotation.annotation) if p.annotation else None
+            if dotted and dotted.split(".")[-1] == found.group(1):
+                mapping[p] = p.with_changes(annotation=None)
+    if mapping:
+        first = next(iter(mapping))
+        what = f"drop the annotation {found.group(1)}"
+        yield Edit(tree.module.visit(_Swap(mapping)), tree.line(first), what)
+
+
+@rule(
+    "jit_helper",
+    title="a helper called from a kernel is not @triton.jit",
+    bug_class="api_drift",
+    symptoms=("api_drift", "compile_error", "runtime_error"),
+    per="module",
+)
+def jit_helper(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """A plain function that a kernel calls and that uses `tl.` ops gets `@triton.jit` (Did you forget to
+    add @triton.jit ?)."""
+    if "triton.jit" not in _text(_crash(context)):
+        return
+    kernels = _kernels(tree.module)
+    called = {
+        _dotted(c.func) or "" for k in kernels for c in m.findall(k.body, m.Call()) if isinstance(c, cst.Call)
+    }
+    jitted = {k.name.value for k in kernels}
+    for fn in tree.module.body:
+        if (
+            isinstance(fn, cst.FunctionDef)
+            and fn.name.value in called
+            and fn.name.value not in jitted
+            and "tl." in _render(fn.body)
+        ):
+            new = fn.with_changes(decorators=[cst.Decorator(decorator=_expr("triton.jit")), *fn.decorators])
+            yield tree.edit(fn, new, f"{fn.name.value} is called from a kernel: @triton.jit")
 
 
 # ---------------------------------------------------------------- launch arguments the error names

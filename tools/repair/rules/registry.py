@@ -31,6 +31,9 @@ RULES: dict[str, Rule] = {
         # Crash rules first: they act only on a reported crash, and a crash hides every other symptom.
         crash_api.api_moves_rule,
         crash_api.kernel_host_math,
+        crash_api.drop_unused_import,
+        crash_launch.drop_bad_annotation,
+        crash_launch.jit_helper,
         crash_api.missing_import,
         crash_api.drop_import_time_code,
         crash_launch.grid_tuple,
