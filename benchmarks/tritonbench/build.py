@@ -263,6 +263,8 @@ def reference_source(function_source: str, spec: dict[str, Any], label: str) -> 
     inputs = _Inputs()
     args = [inputs.value(a) for a in spec["args"]]
     args += [f"{k}={inputs.value(v)}" for k, v in spec["kwargs"].items()]
+    if not inputs.params:
+        raise ValueError("no tensor arguments: nothing for get_inputs() to make")
     constants = "".join(f"{name} = {n}\n" for n, name in inputs.sizes.items())
     helpers = _SPD if "spd" in inputs.helpers else ""
     params = "".join(f", {p}" for p in inputs.params)

@@ -270,7 +270,10 @@ def validate(
         check=True,
     ).stdout
     part = build.reference_part(text)
-    source = build.reference_source(part if bench == "T" else reference_on_cpu(part), spec, stem)
+    try:
+        source = build.reference_source(part if bench == "T" else reference_on_cpu(part), spec, stem)
+    except ValueError as exc:
+        return str(exc)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp, "reference.py")
         path.write_text(source)

@@ -307,28 +307,31 @@ def not_code(row: dict[str, Any]) -> bool:
     return "```" not in record["predict"]
 
 
-def manifests(crashes: int, near_misses: int, per_op: int, near_per_op: int) -> None:
+def manifests(crashes: int, near_misses: int, per_op: int, near_per_op: int, which: str = "both") -> None:
+    """Write the crash and/or real-world manifest from triage.jsonl (`which`: crashes, realworld or both)."""
     rows = [json.loads(line) for line in RESULTS.read_text().splitlines()]
     for row in rows:
         if row["class"] == "crash" and not_code(row):
             row["class"] = "not_code"
     crash_rows = select(rows, "crash", crashes, per_op)
     near_rows = select(rows, "near_miss", near_misses, near_per_op)
-    write_manifest(
-        build.BENCHMARKS / "crashes" / "manifest.toml",
-        crash_rows,
-        "Crash corpus (issue 18): generations that fail to compile or run",
-        "crash",
-        "crashes",
-    )
-    write_manifest(
-        build.BENCHMARKS / "realworld" / "manifest.toml",
-        near_rows,
-        "Real-world near-miss corpus (issue 16): generations that run and compute wrong numbers",
-        "near_miss",
-        "realworld",
-    )
-    print(f"manifests: {len(crash_rows)} crashes, {len(near_rows)} near-misses")
+    if which in ("crashes", "both"):
+        write_manifest(
+            build.BENCHMARKS / "crashes" / "manifest.toml",
+            crash_rows,
+            "Crash corpus (issue 18): generations that fail to compile or run",
+            "crash",
+            "crashes",
+        )
+    if which in ("realworld", "both"):
+        write_manifest(
+            build.BENCHMARKS / "realworld" / "manifest.toml",
+            near_rows,
+            "Real-world near-miss corpus (issue 16): generations that run and compute wrong numbers",
+            "near_miss",
+            "realworld",
+        )
+    print(f"{which}: {len(crash_rows)} crashes, {len(near_rows)} near-misses selected")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -349,13 +352,14 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only write benchmarks/{crashes,realworld}/manifest.toml from triage.jsonl",
     )
+    parser.add_argument("--which", choices=["crashes", "realworld", "both"], default="both")
     parser.add_argument("--max-crashes", type=int, default=60)
     parser.add_argument("--max-near-misses", type=int, default=60)
     parser.add_argument("--per-op", type=int, default=1, help="at most this many crash cases of one operator")
     parser.add_argument("--near-per-op", type=int, default=3, help="near-misses per operator, at most")
     args = parser.parse_args(argv)
     if args.manifests:
-        manifests(args.max_crashes, args.max_near_misses, args.per_op, args.near_per_op)
+        manifests(args.max_crashes, args.max_near_misses, args.per_op, args.near_per_op, args.which)
         return 0
     # A path ending in "/" stands for every JSONL file of that folder.
     named = [f for f in args.files.split(",") if f] or [DEFAULT_DIR + "/"]
