@@ -309,6 +309,7 @@ def main(argv: list[str] | None = None) -> int:
         "--wall-budget-s", type=float, default=1800.0, help="per-repair wall budget (a slow model)"
     )
     ap.add_argument("--out", type=Path, default=Path("out/llm_local"))
+    ap.add_argument("--no-edit-limit", type=int, default=2, help="LLM rounds without an edit before a stop")
     ap.add_argument("--report-only", action="store_true", help="summarise what --out holds; run nothing")
     ap.add_argument("--kmedic", default=str(Path(sys.executable).parent / "kmedic"))
     args = ap.parse_args(argv)
@@ -332,6 +333,7 @@ def main(argv: list[str] | None = None) -> int:
             "KMEDIC_MAX_LLM_CALLS": str(args.max_llm_calls),
             "KMEDIC_LLM_TIMEOUT_S": "900",
             "KMEDIC_WALL_BUDGET_S": str(args.wall_budget_s),
+            "KMEDIC_LLM_NO_EDIT_LIMIT": str(args.no_edit_limit),
         }
         strategies = [s for s in args.strategies.split(",") if s]
         rows: list[dict[str, object]] = []

@@ -63,7 +63,7 @@ class RepairConfig:
     """Prompt token budget; default: the server's reported context (else 8192) minus llm_max_output_tokens."""
     llm_no_edit_limit: int = 3
     """Stop after this many LLM rounds in a row whose answers held no applicable edit (stop: llm_no_edit)."""
-    llm_pattern_min_score: float = 0.35
+    llm_pattern_min_score: float = 0.25
     """Knowledge-base patterns below this retrieval score are left out of the LLM prompt."""
 
     @classmethod

@@ -70,7 +70,11 @@ def retrieve(state: RepairState) -> dict[str, Any]:
             rule_ids += [r for r in hypothesis.get("rules") or [] if r in RULES and r not in rule_ids]
         return {"pattern_ids": [], "patterns": [], "rule_ids": rule_ids}
     ids = [p.id for p, _, _ in hits]
-    patterns = [{"id": p.id, "title": p.title, "bug_class": p.bug_class, "fix": p.fix} for p, _, _ in hits]
+    # The score lets the LLM prompt leave out patterns below a relevance threshold.
+    patterns = [
+        {"id": p.id, "title": p.title, "bug_class": p.bug_class, "fix": p.fix, "score": score}
+        for p, score, _ in hits
+    ]
     rule_ids: list[str] = []
     for p, _, _ in hits:
         rule_ids += [r for r in p.rules if r in RULES and r not in rule_ids]

@@ -7,6 +7,7 @@ from kernel_medic.tools.repair.llm import render_prompt
 from kernel_medic.tools.repair.llm_prompt import (
     estimate_tokens,
     hypothesis_lines,
+    pattern_fixes,
     pattern_lines,
     symptom_lines,
     trim_reference,
@@ -173,3 +174,18 @@ def test_a_unique_fragment_of_a_line_is_accepted() -> None:
 def test_the_current_source_given_back_is_named_unchanged() -> None:
     answer = read(f"```python\n{BROKEN}```")
     assert answer.source is None and "unchanged" in answer.refusal
+
+
+def test_the_usual_fix_of_a_relevant_pattern_sits_next_to_its_hypothesis() -> None:
+    hyps = [{"bug_class": "strides_layout", "confidence": 0.5, "evidence": ["garbage_region"]}]
+    pats = [
+        {
+            "title": "t",
+            "bug_class": "strides_layout",
+            "fix": "Call `.contiguous()` in the wrapper.",
+            "score": 0.5,
+        },
+        {"title": "u", "bug_class": "strides_layout", "fix": "irrelevant", "score": 0.1},
+    ]
+    [line] = hypothesis_lines(hyps, fixes=pattern_fixes(pats, 0.25))
+    assert line.endswith("usual fix: Call `.contiguous()` in the wrapper.")

@@ -40,7 +40,7 @@ class LLMOptions:
     prompt_tokens: int | None = None  # None: context window (server's, else DEFAULT_CONTEXT) minus reply cap
     reply_tokens: int = 1536
     max_fraction: float = 0.6  # a fenced rewrite touching more of the source is refused as regeneration
-    min_pattern_score: float = 0.35
+    min_pattern_score: float = 0.25
 
 
 @dataclass(frozen=True)

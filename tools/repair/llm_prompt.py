@@ -141,8 +141,13 @@ def _relation_words(relations: list[str]) -> list[str]:
     return words
 
 
-def hypothesis_lines(hypotheses: Sequence[dict[str, Any]], limit: int = 3) -> list[str]:
-    """Deduplicated by bug class; only those with evidence (unless none has any: then the top one)."""
+def hypothesis_lines(
+    hypotheses: Sequence[dict[str, Any]], limit: int = 3, fixes: dict[str, str] | None = None
+) -> list[str]:
+    """Deduplicated by bug class; only those with evidence (unless none has any: then the top one). Each says
+    the known fix for its bug class in words (`fixes`, from the relevant patterns), next to the diagnosis: a
+    small model acts on a hint where the bug is named, and misses it in a list further down."""
+    fixes = fixes or {}
     seen: set[str] = set()
     lines = []
     backed = [h for h in hypotheses if h.get("evidence")] or list(hypotheses[:1])
@@ -152,7 +157,7 @@ def hypothesis_lines(hypotheses: Sequence[dict[str, Any]], limit: int = 3) -> li
         seen.add(h["bug_class"])
         line = f"{h['bug_class']} (confidence {h.get('confidence')}"
         if h.get("evidence"):
-            line += f"; evidence: {', '.join(str(e) for e in h['evidence'][:4])}"
+            line += f"; evidence: {', '.join(_clip(str(e), 90) for e in h['evidence'][:4])}"
         if h.get("lines"):
             line += f"; around lines {h['lines'][0]}-{h['lines'][-1]}"
         line += ")"
@@ -160,21 +165,44 @@ def hypothesis_lines(hypotheses: Sequence[dict[str, Any]], limit: int = 3) -> li
             if isinstance(h.get(key), str) and h[key]:
                 line += f": {h[key][:200]}"
                 break
+        if h["bug_class"] in fixes:
+            line += f"\n  usual fix: {_clip(fixes[h['bug_class']], 240)}"
         lines.append(line)
         if len(lines) >= limit:
             break
     return lines or ["(no hypothesis)"]
 
 
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def pattern_fixes(
+    patterns: Sequence[dict[str, Any]], min_score: float, relative: float = 0.8
+) -> dict[str, str]:
+    """The first relevant pattern's fix (its first line) per bug class."""
+    fixes: dict[str, str] = {}
+    for p in _relevant(patterns, min_score, relative):
+        fix = str(p.get("fix") or "").strip().splitlines()
+        if fix and p.get("bug_class") and p["bug_class"] not in fixes:
+            fixes[p["bug_class"]] = fix[0]
+    return fixes
+
+
+def _relevant(patterns: Sequence[dict[str, Any]], min_score: float, relative: float) -> list[dict[str, Any]]:
+    scored = [p for p in patterns if isinstance(p.get("score"), int | float)]
+    if not scored:
+        return list(patterns)
+    top = max(float(p["score"]) for p in scored)
+    return [p for p in scored if float(p["score"]) >= max(min_score, relative * top)]
+
+
 def pattern_lines(patterns: Sequence[dict[str, Any]], min_score: float, relative: float = 0.8) -> list[str]:
     """Patterns whose retrieval score is at least `min_score` and within `relative` of the best one.
 
     Patterns without a score (older traces) are all kept: there is nothing to rank them by."""
-    scored = [p for p in patterns if isinstance(p.get("score"), int | float)]
-    if scored:
-        top = max(float(p["score"]) for p in scored)
-        patterns = [p for p in scored if float(p["score"]) >= max(min_score, relative * top)]
-    return [f"{p['title']} [{p['bug_class']}]: {p['fix']}" for p in patterns[:3]] or ["(none relevant)"]
+    relevant = _relevant(patterns, min_score, relative)
+    return [f"{p['title']} [{p['bug_class']}]: {p['fix']}" for p in relevant[:3]] or ["(none relevant)"]
 
 
 def _bullets(items: Sequence[str]) -> str:
@@ -190,6 +218,7 @@ def patch_messages(
         f"{a.get('description', '')}: {a.get('verdict')} (score {a.get('score')})\n{a.get('diff', '')}"
         for a in request.failed_attempts[-4:]
     ]
+    fixes = pattern_fixes(request.patterns, min_pattern_score)
     fields: dict[str, Any] = {
         "problem_name": request.problem_name,
         "reference_source": trim_reference(request.reference_source),
@@ -197,7 +226,7 @@ def patch_messages(
         "verdict": report.get("verdict", "unknown"),
         "score": report.get("score", 0.0),
         "symptoms": _bullets(symptom_lines(report)),
-        "diagnosis": _bullets(hypothesis_lines(request.hypotheses)),
+        "diagnosis": _bullets(hypothesis_lines(request.hypotheses, fixes=fixes)),
         "patterns": _bullets(pattern_lines(request.patterns, min_pattern_score)),
         "instrumentation": _bullets([json.dumps(f, sort_keys=True) for f in request.instrumentation[-3:]])
         or "- (none yet)",
@@ -213,7 +242,7 @@ def patch_messages(
         ("instrumentation", lambda: "- (trimmed to fit the prompt budget)"),
         ("patterns", lambda: _bullets(pattern_lines(request.patterns, min_pattern_score)[:1])),
         ("patterns", lambda: "- (trimmed to fit the prompt budget)"),
-        ("diagnosis", lambda: _bullets(hypothesis_lines(request.hypotheses, limit=1))),
+        ("diagnosis", lambda: _bullets(hypothesis_lines(request.hypotheses, limit=1, fixes=fixes))),
         ("reference_source", lambda: _signature_only(fields["reference_source"])),
     ]
     while True:
