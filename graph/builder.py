@@ -50,7 +50,10 @@ def after_patch(state: RepairState) -> Literal["verify", "guard"]:
 def after_verify(state: RepairState) -> Literal["audit", "instrument", "guard"]:
     if state.get("pending"):
         return "audit"
-    # Instrumentation is worth its cost only once a first fix has failed (as in the paper).
+    # Instrumentation is worth its cost only once a first fix has failed (as in the paper), and never on a
+    # crash: its probes need outputs to compare.
+    if (state.get("best_report") or {}).get("crash"):
+        return "guard"
     return "instrument" if not state.get("instrumentation") else "guard"
 
 

@@ -103,3 +103,13 @@ def test_an_interpreter_limitation_is_labelled_and_never_repaired(tmp_path: Path
     assert result.status == "unrepaired" and result.stop_reason == "interpreter_limitation"
     assert result.attempts == [] and result.crash is not None
     assert result.crash["class"] == "interpreter_limitation" and result.crash["line"] == 13
+
+
+def test_a_missing_import_goes_after_the_leading_imports_not_after_a_late_one() -> None:
+    # Generated files (and importers' wrappers) append imports at the end; the name is used before them.
+    source = '"""doc"""\nimport torch\n\n\ndef f(x: Optional[int] = None):\n    return x\n\n\nimport math\n'
+    crash = {"class": "import_error", "phase": "import", "message": "name 'Optional' is not defined"}
+    context = RuleContext.from_reference("", {"verdict": "compile_error", "crash": crash})
+    (rewrite,) = propose(source, ["missing_import"], context)
+    lines = rewrite.source.splitlines()
+    assert lines.index("from typing import Optional") == 2 < lines.index("def f(x: Optional[int] = None):")

@@ -308,12 +308,18 @@ def missing_import(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
         return
     statement = cst.parse_statement(IMPORTS[found.group(1)] + "\n")
     body = list(tree.module.body)
+    # After the file's leading imports (and docstring), before anything uses the name: not after a late
+    # import further down (generated files and importers' wrappers append imports at the end).
     at = 0
     for i, stmt in enumerate(body):
-        if isinstance(stmt, cst.SimpleStatementLine) and all(
-            isinstance(s, cst.Import | cst.ImportFrom) for s in stmt.body
-        ):
-            at = i + 1
+        leading = isinstance(stmt, cst.SimpleStatementLine) and all(
+            isinstance(s, cst.Import | cst.ImportFrom)
+            or (isinstance(s, cst.Expr) and isinstance(s.value, cst.SimpleString))
+            for s in stmt.body
+        )
+        if not leading:
+            break
+        at = i + 1
     line = tree.line(body[at - 1], end=True) if at else 1
     module = tree.module.with_changes(body=[*body[:at], statement, *body[at:]])
     yield Edit(module, line, f"import {found.group(1)} ({IMPORTS[found.group(1)]})")
