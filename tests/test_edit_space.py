@@ -113,6 +113,11 @@ def test_typed_edits_of_each_kind() -> None:
     assert "x_ptr -> out_ptr" in text["edit_variable"]  # pointers swap with pointers only
     assert "x_ptr -> n" not in text["edit_variable"]
     assert set(found) <= set(EDITS)
+    # A one-row-per-program kernel that forgot its row offset: the address gets `pid * <size>`.
+    no_offset = scale_candidate(("offs = pid * BLOCK + tl.arange(0, BLOCK)", "offs = tl.arange(0, BLOCK)"))
+    offsets = [d for rule, ds in _rules(no_offset).items() if rule == "edit_row_offset" for d in ds]
+    assert any("x_ptr + offs + pid * BLOCK" in d for d in offsets)
+    assert any("out_ptr + offs + pid * n" in d for d in offsets)
 
 
 def test_ranked_statements_come_first() -> None:

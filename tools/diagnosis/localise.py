@@ -286,10 +286,10 @@ def rank_statements(
         for stmt in host_stmts:
             bump(stmt.line, 1.5 if stmt.kind == "launch" else 0.5)
     elif agreement:
+        # Right values in the wrong places (or in too few): the addresses, masks and the grid are suspect.
         notes.append("every recorded kernel value agrees with a reference quantity")
         for stmt in kernel_stmts:
-            if stmt.kind in ("store", "mask", "index"):
-                bump(stmt.line, 1.0)
+            bump(stmt.line, {"store": 2.0, "load": 1.5, "mask": 1.0, "index": 1.0}.get(stmt.kind, 0.0))
         for stmt in host_stmts:
             bump(stmt.line, 2.0 if stmt.kind == "launch" else 1.0)
     order = sorted(score, key=lambda line: (-score[line], line))

@@ -179,7 +179,10 @@ def _name_kind(name: str, pids: set[str], masks: set[str], blocks: set[str]) -> 
         return "size"
     if len(name) <= 2 and name.isupper():
         return "size"
-    return None
+    # Otherwise names of one stem are one kind (pid_m / pid_n, group_id / group_size, num_pid_m / num_pid_n):
+    # the tile-mapping typos LLMs make swap such names.
+    stem = low.split("_")[0]
+    return f"stem:{stem}" if "_" in low and len(stem) >= 2 else None
 
 
 @rule("edit_variable", title="a name becomes another in-scope name of its kind", bug_class="edit:variable")
@@ -279,6 +282,51 @@ def edit_index_term(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
             for keep in (op.left, op.right):
                 if _names(keep):
                     yield tree.edit(op, keep, f"{fn.name.value}: {tree.code(op)} -> {_render(keep)}")
+
+
+@rule("edit_row_offset", title="a program offset term added to a pointer", bug_class="edit:index_term")
+def edit_row_offset(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """A load/store address that no program id reaches gets `pid * S` (S a stride, size or block of the
+    kernel): one program per row or block that forgot its row offset writes the same place every time."""
+    pids = sorted(_program_id_names(fn))
+    params = [p.name.value for p in _params(fn)]
+    scales = [
+        n for n in params if _name_kind(n, set(pids), set(), _constexpr_params(fn)) in ("stride", "size")
+    ]
+    scales += sorted(_constexpr_params(fn))
+    if not pids or not scales:
+        return
+    flow = _flow_names(fn)
+    for call in _calls(fn.body, "tl.load", "tl.store"):
+        if not call.args:
+            continue
+        address = call.args[0].value
+        reached = set().union(*(flow.get(n, {n}) for n in _names(address)))
+        if reached & set(pids):
+            continue
+        for pid in pids:
+            for scale in dict.fromkeys(scales):
+                new = _expr(f"{_render(address)} + {pid} * {scale}")
+                what = f"{fn.name.value}: {tree.code(address)} + {pid} * {scale}"
+                yield tree.edit(address, new, what)
+
+
+def _flow_names(fn: cst.FunctionDef) -> dict[str, set[str]]:
+    """name -> every name its value is computed from (transitively, within the kernel)."""
+    direct: dict[str, set[str]] = {}
+    for targets, value in _assignments(fn.body):
+        for t in targets:
+            direct.setdefault(t, set()).update(_names(value))
+    out: dict[str, set[str]] = {}
+    for name in direct:
+        seen, todo = {name}, [name]
+        while todo:
+            for nxt in direct.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        out[name] = seen
+    return out
 
 
 # ---------------------------------------------------------------- reduction axis and extent, dtype
@@ -449,7 +497,8 @@ EDITS: dict[str, Rule] = {r.id: r for r in (*rules_of(__name__), *rules_of(spec_
 _TYPE_ORDER = (
     "edit_contiguous", "mut_add_mask", "mut_load_other", "mut_compare", "mut_bound_pm1", "edit_grid",
     "edit_spec_divisor", "mut_program_id", "edit_reduction", "edit_acc_dtype", "edit_variable",
-    "edit_index_term", "mut_swap_args", "edit_function", "edit_operator", "mut_literal", "edit_constant",
+    "edit_index_term", "edit_row_offset", "mut_swap_args", "edit_function", "edit_operator", "mut_literal",
+    "edit_constant",
 )  # fmt: skip
 
 

@@ -36,7 +36,10 @@ SCREEN_LIMIT = 48
 MICRO_FACTOR = 3
 """On the micro tier an edit costs a fraction of a light run: this many times more edits fit one proposal."""
 PAIR_FIRSTS = 8
-"""Single edits at the most suspect statement that a second edit there is tried on top of."""
+"""Single edits at the most suspect statement that a second edit is tried on top of (a third as many at
+each of the next ones)."""
+PAIR_STATEMENTS = 3
+"""The most suspect statements whose single edits start a pair."""
 PAIR_SCREENS = 96
 """Most two-edit candidates screened for one proposal (only when no single edit gains)."""
 FULL_CHECKS = 6
@@ -205,22 +208,30 @@ class OfflinePatcher:
         ranked = self.localise(request.source, request.report)
         if not ranked:
             return None
-        spans = [span for span in statement_spans(request.source) if span[0] <= ranked[0] <= span[1]]
-        lo, hi = spans[0] if spans else (ranked[0], ranked[0])
-        firsts = [
-            s
-            for s in screened
-            if lo <= s.rewrite.line <= hi
-            and (s.rewrite.rule in EDITS or s.rewrite.rule in MUTATIONS)
-            and s.light >= base_light
-        ][:PAIR_FIRSTS]
+        all_spans = statement_spans(request.source)
+        firsts: list[tuple[Screened, int, int]] = []
+        for i, line in enumerate(ranked[:PAIR_STATEMENTS]):
+            spans = [span for span in all_spans if span[0] <= line <= span[1]]
+            lo, hi = spans[0] if spans else (line, line)
+            firsts += [
+                (s, lo, hi)
+                for s in screened
+                if lo <= s.rewrite.line <= hi
+                and (s.rewrite.rule in EDITS or s.rewrite.rule in MUTATIONS)
+                and s.light >= base_light
+            ][: PAIR_FIRSTS if i == 0 else PAIR_FIRSTS // 3]  # the most suspect statement gets most
         context = RuleContext.from_reference(request.reference_source, request.report)
         seen = set(request.seen_hashes)
         pairs: list[Rewrite] = []
-        for first in firsts:
-            for second in generate(first.rewrite.source, context, [lo], only_ranked=True, extra=MUTATIONS):
+        for first, lo, hi in firsts:
+            # Seconds: any edit at the same statement, or the same kind of edit at another suspect one (a row
+            # offset forgotten by both the load and the store).
+            for second in generate(first.rewrite.source, context, [lo], extra=MUTATIONS):
                 digest = source_hash(second.source)
-                if digest in seen or not (lo <= second.line <= hi + 2):
+                here = lo <= second.line <= hi + 2
+                if digest in seen or not (
+                    here or (second.rule == first.rewrite.rule and second.line in ranked[:8])
+                ):
                     continue
                 seen.add(digest)
                 what = f"{first.rewrite.description}; then {second.description}"
