@@ -83,6 +83,31 @@ def test_no_applicable_edit_is_a_no_progress_step_and_retries_vary() -> None:
     assert "you repeated the template/example text" in feedback
 
 
+def test_a_retry_names_the_likely_bug_and_its_usual_fix() -> None:
+    hyps = [
+        {
+            "bug_class": "operator_misread",
+            "confidence": 0.6,
+            "evidence": ["constant_ratio"],
+            "lines": [13, 13],
+        }
+    ]
+    pats = [
+        {"title": "t", "bug_class": "operator_misread", "fix": "Use the reference's constant.", "score": 0.6}
+    ]
+    script = [
+        {"content": f"```python\n{BROKEN}```", "usage": (5, 5)},
+        {"content": sr(OLD, NEW), "usage": (5, 5)},
+    ]
+    with ScriptedOpenAIServer(script) as server:
+        outcome = patcher(server).propose(request(hypotheses=hyps, patterns=pats))
+    assert outcome.proposal is not None and outcome.answers[0]["refusal"].startswith(
+        "the code you gave is the current"
+    )
+    retry = server.requests[1]["messages"][-1]["content"]
+    assert "operator misread (around lines 13-13). The usual fix: Use the reference's constant." in retry
+
+
 def test_the_call_cap_is_never_overshot() -> None:
     with ScriptedOpenAIServer([{"content": PROSE, "usage": (1, 1)}] * 9) as server:
         outcome = patcher(server, calls=3, no_edit=100, rounds=10, samples=2).propose(request())

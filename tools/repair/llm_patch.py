@@ -19,7 +19,7 @@ from typing import Any
 
 from kernel_medic.tools.repair.answers import Answer, describe_edit, read_answer
 from kernel_medic.tools.repair.llm import LLMError, LLMReply
-from kernel_medic.tools.repair.llm_prompt import estimate_tokens, patch_messages
+from kernel_medic.tools.repair.llm_prompt import estimate_tokens, patch_messages, pattern_fixes
 from kernel_medic.tools.repair.patchers import ChatModel, PatchOutcome, PatchRequest, Proposal
 from kernel_medic.tools.repair.rules.base import Rewrite
 from kernel_medic.tools.repair.search import EvaluateFn, screen
@@ -188,9 +188,23 @@ class LLMPatcher:
                 break
             last = next((r for r in replies if isinstance(r, LLMReply)), None)
             messages = self._retry_messages(
-                messages, last.text if last else "", outcome.feedback, budget_tokens
+                messages,
+                last.text if last else "",
+                outcome.feedback + self._direction(request),
+                budget_tokens,
             )
         return outcome
+
+    def _direction(self, request: PatchRequest) -> str:
+        """For a retry: the most likely bug and its usual fix in one sentence (a model that gave the code back
+        unchanged needs to be told where to look, not only that it failed)."""
+        top = next((h for h in request.hypotheses if h.get("evidence")), None)
+        if top is None:
+            return ""
+        fix = pattern_fixes(request.patterns, self.options.min_pattern_score).get(top["bug_class"])
+        where = f" (around lines {top['lines'][0]}-{top['lines'][-1]})" if top.get("lines") else ""
+        text = f"\nThe evidence points to {top['bug_class'].replace('_', ' ')}{where}."
+        return text + (f" The usual fix: {fix}" if fix else "")
 
     def _temperature(self, round_no: int, sample: int) -> float:
         if round_no == 0 and sample == 0:
