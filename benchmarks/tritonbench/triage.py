@@ -29,6 +29,9 @@ Classes (``classify``):
   not a kernel bug, kept out of the crash corpus;
 - ``not_code`` (set when the manifests are written): a SyntaxError of a record without Markdown fences, i.e.
   prose the extraction took for code; not a kernel bug, kept out of the crash corpus;
+- ``near_miss_random`` (set when the manifests are written): a near-miss of an operator whose reference
+  draws random numbers (seeded dropout, sampling); another valid random stream reads as wrong numbers, so
+  these stay out of the real-world corpus;
 - ``invalid``: the reference or our wrapper failed (``invalid_problem`` that is not the candidate's import).
 
 The crash class after the verdict is the judge's own (``report["crash"]["class"]``, issue 18) if any.
@@ -37,6 +40,7 @@ The crash class after the verdict is the judge's own (``report["crash"]["class"]
 from __future__ import annotations
 
 import argparse
+import ast
 import datetime as dt
 import json
 import os
@@ -307,12 +311,42 @@ def not_code(row: dict[str, Any]) -> bool:
     return "```" not in record["predict"]
 
 
-def manifests(crashes: int, near_misses: int, per_op: int, near_per_op: int, which: str = "both") -> None:
+_RANDOM = re.compile(r"\btl\.rand|\btorch\.(?:rand|bernoulli|multinomial)|dropout|philox", re.I)
+
+
+def draws_random(snapshot: Path, row: dict[str, Any]) -> bool:
+    """The operator's reference draws random numbers (seeded dropout, sampling): a generation with another
+    valid random stream would read as wrong numbers, so such near-misses stay out of the corpus."""
+    bench = build.bench_of(row["file"])
+    specs = json.loads(build.SPECS.read_text())
+    key = (
+        f"G:{row['op']}" if bench == "G" else next(k for k, s in specs.items() if build.op_of(s) == row["op"])
+    )
+    path = specs[key].get("data_file", f"data/TritonBench_T_v1/{key}.py")
+    return _RANDOM.search(_code_only(build.reference_part(build.git_show(snapshot, path)))) is not None
+
+
+def _code_only(source: str) -> str:
+    """`source` without comments and docstrings (a docstring's usage example is not the operator)."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            if isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+                body[0] = ast.Pass()
+    return ast.unparse(tree)
+
+
+def manifests(
+    snapshot: Path, crashes: int, near_misses: int, per_op: int, near_per_op: int, which: str = "both"
+) -> None:
     """Write the crash and/or real-world manifest from triage.jsonl (`which`: crashes, realworld or both)."""
     rows = [json.loads(line) for line in RESULTS.read_text().splitlines()]
     for row in rows:
         if row["class"] == "crash" and not_code(row):
             row["class"] = "not_code"
+        if row["class"] == "near_miss" and draws_random(snapshot, row):
+            row["class"] = "near_miss_random"
     crash_rows = select(rows, "crash", crashes, per_op)
     near_rows = select(rows, "near_miss", near_misses, near_per_op)
     if which in ("crashes", "both"):
@@ -359,7 +393,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--near-per-op", type=int, default=3, help="near-misses per operator, at most")
     args = parser.parse_args(argv)
     if args.manifests:
-        manifests(args.max_crashes, args.max_near_misses, args.per_op, args.near_per_op, args.which)
+        manifests(
+            args.snapshot, args.max_crashes, args.max_near_misses, args.per_op, args.near_per_op, args.which
+        )
         return 0
     # A path ending in "/" stands for every JSONL file of that folder.
     named = [f for f in args.files.split(",") if f] or [DEFAULT_DIR + "/"]
