@@ -137,7 +137,7 @@ def test_load_corpus_names_the_folder_of_a_malformed_case(tmp_path: Path) -> Non
 
 
 def test_an_imported_case_needs_no_fix_and_keeps_its_source(tmp_path: Path) -> None:
-    # Generations taken from someone else's run (benchmarks/realworld, crashes, imported runs) have no fixed.py.
+    # Generations taken from someone else's run (benchmarks/realworld, crashes, imports) have no fixed.py.
     case = tmp_path / "tb_softmax_qwen_17"
     case.mkdir()
     for file in ("reference.py", "candidate.py"):
