@@ -22,7 +22,7 @@ class RepairConfig:
     """LLM requests before giving up (retries of one request count once)."""
     max_tokens: int = 200_000
     """Input plus output tokens before giving up."""
-    wall_budget_s: float = 240.0
+    wall_budget_s: float = 200.0
     """Wall-clock seconds of graph work before giving up (a resumed run keeps counting; checked between nodes,
     so with one patch node's screening on top a run stays under 5 minutes)."""
     no_progress_limit: int = 6

@@ -11,6 +11,7 @@ from kernel_medic.tools.evaluation.cases import cases_for_tier
 from kernel_medic.tools.repair.crash_patcher import CrashPatcher
 from kernel_medic.tools.repair.llm_patch import LLMBudget, LLMOptions, LLMOutcome, LLMPatcher
 from kernel_medic.tools.repair.patchers import (
+    PROPOSAL_BUDGET_S,
     HybridPatcher,
     OfflinePatcher,
     PatchOutcome,
@@ -122,6 +123,8 @@ def _offline(state: RepairState, mutations: bool) -> OfflinePatcher:
         mutations=mutations,
         namespace=namespace,
         localise=localiser if mutations and config.localise else None,
+        # One proposal's screening never runs far past the run's wall budget.
+        time_budget_s=max(5.0, min(PROPOSAL_BUDGET_S, config.wall_budget_s - state.get("wall_s", 0.0))),
     )
 
 

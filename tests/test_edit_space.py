@@ -209,7 +209,9 @@ def test_two_mistakes_in_one_statement_are_fixed_by_a_pair_of_edits(tmp_path: Pa
 
     store = next(i for i, line in enumerate(source.splitlines(), 1) if "tl.store" in line)
     request = request_for(source, report=evaluate(source, "full"), reference_source=problem.reference_source)
-    patcher = OfflinePatcher(evaluate, workers=2, namespace=str(tmp_path), localise=lambda _s, _r: [store])
+    patcher = OfflinePatcher(
+        evaluate, workers=2, namespace=str(tmp_path), localise=lambda _s, _r: [store], time_budget_s=600
+    )
     outcome = patcher.propose(request)
     assert outcome.proposal is not None and "; then " in outcome.proposal.description
     assert evaluate(outcome.proposal.source, "full")["verdict"] == "pass"

@@ -6,6 +6,8 @@ the integrity gate do). Proposals that reproduce a source already tried are neve
 
 from __future__ import annotations
 
+import itertools
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -38,9 +40,11 @@ MICRO_FACTOR = 3
 PAIR_FIRSTS = 8
 """Single edits at the most suspect statement that a second edit is tried on top of (a third as many at
 each of the next ones)."""
+PROPOSAL_BUDGET_S = 45.0
+"""Seconds of screening one proposal may start (then it proposes from what it has; cached for the next)."""
 PAIR_STATEMENTS = 3
 """The most suspect statements whose single edits start a pair."""
-PAIR_SCREENS = 96
+PAIR_SCREENS = 64
 """Most two-edit candidates screened for one proposal (only when no single edit gains)."""
 FULL_CHECKS = 6
 """Most screened edits run on the full tier for one proposal before the most promising is proposed."""
@@ -115,6 +119,7 @@ class OfflinePatcher:
         full_checks: int = FULL_CHECKS,
         localise: Callable[[str, dict[str, Any]], list[int]] | None = None,
         pair_screens: int = PAIR_SCREENS,
+        time_budget_s: float = PROPOSAL_BUDGET_S,
     ) -> None:
         self.evaluate = evaluate
         self.workers = workers
@@ -125,6 +130,7 @@ class OfflinePatcher:
         self.full_checks = full_checks
         self.localise = localise  # (source, report) -> suspect statement lines, most suspect first
         self.pair_screens = pair_screens
+        self.time_budget_s = time_budget_s
 
     def propose(self, request: PatchRequest) -> PatchOutcome:
         untried = self._untried(request)
@@ -150,7 +156,10 @@ class OfflinePatcher:
                 screened.append(Screened(rw, known[0], known[1], edit_size(request.source, rw.source)))
         limit = self.max_screened * (MICRO_FACTOR if tier == "micro" else 1)
         early = self.full_checks
+        started = time.monotonic()
         for start in range(0, min(len(unscreened), limit), self.batch):
+            if start and time.monotonic() - started > self.time_budget_s:
+                break  # the rest waits for the next proposal (results so far are cached)
             batch = unscreened[start : min(start + self.batch, limit)]
             fresh_screened = screen(request.source, batch, self.evaluate, self.workers, self.namespace, tier)
             screened += fresh_screened
@@ -183,7 +192,13 @@ class OfflinePatcher:
                 return PatchOutcome(_proposal(gains[0][0].rewrite))
         # No single edit passes or closes a real share of the gap: two edits on the most suspect statement
         # may (a statement with two mistakes); a sliver stays the fallback.
-        pair = self._pairs(request, screened, tier, base_light, base_full)
+        # Pairs need a screening case that shows the bug (a base that passes it cannot rank them) and time.
+        in_time = time.monotonic() - started < 1.5 * self.time_budget_s
+        pair = (
+            self._pairs(request, screened, tier, base_light, base_full)
+            if base_light < 1 and in_time
+            else None
+        )
         if pair is not None and (not gains or pair[1] == "pass" or pair[2] > gains[0][2]):
             return PatchOutcome(_proposal(pair[0]))
         if gains:  # only slivers: the largest is still progress
@@ -222,8 +237,10 @@ class OfflinePatcher:
             ][: PAIR_FIRSTS if i == 0 else PAIR_FIRSTS // 3]  # the most suspect statement gets most
         context = RuleContext.from_reference(request.reference_source, request.report)
         seen = set(request.seen_hashes)
-        pairs: list[Rewrite] = []
+        per_first: list[list[Rewrite]] = []
         for first, lo, hi in firsts:
+            pairs: list[Rewrite] = []
+            per_first.append(pairs)
             # Seconds: any edit at the same statement, or the same kind of edit at another suspect one (a row
             # offset forgotten by both the load and the store).
             for second in generate(first.rewrite.source, context, [lo], extra=MUTATIONS):
@@ -236,6 +253,8 @@ class OfflinePatcher:
                 seen.add(digest)
                 what = f"{first.rewrite.description}; then {second.description}"
                 pairs.append(Rewrite(second.rule, what, second.source, first.rewrite.line))
+        # Round-robin over the firsts: each first's best-ranked seconds make the cut.
+        pairs = [p for group in itertools.zip_longest(*per_first) for p in group if p is not None]
         pairs = pairs[: self.pair_screens]
         results = screen(request.source, pairs, self.evaluate, self.workers, self.namespace, tier)
         promising = [r for r in results if r.passed or r.light > base_light][: self.full_checks]
