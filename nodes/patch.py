@@ -66,8 +66,12 @@ def patch(state: RepairState) -> dict[str, Any]:
         patch_counts=state.get("patches_per_hypothesis") or {},
         patch_cap=config.patches_per_hypothesis,
     )
-    if request.report.get("crash") and config.strategy != "llm":
-        # A crash: the crash rules first, ranked by how far each fix gets; the LLM (hybrid) when none applies.
+    stagnating = state.get("no_progress", 0) >= max(1, config.no_progress_limit // 2)
+    if request.report.get("crash") and (
+        config.strategy == "offline" or (config.strategy == "hybrid" and not stagnating)
+    ):
+        # A crash: the crash rules first, ranked by how far each fix gets; in hybrid runs the LLM when none
+        # applies or they stop making progress (as for a near-miss).
         offline = _offline(state, mutations=False)
         outcome = CrashPatcher(offline.evaluate, offline.workers, offline.namespace).propose(request)
         if outcome.proposal is not None or config.strategy == "offline":
