@@ -290,13 +290,17 @@ def select(rows: list[dict[str, Any]], cls: str, limit: int, per_op: int) -> lis
 
 
 def write_manifest(path: Path, rows: list[dict[str, Any]], title: str, cls: str, corpus: str) -> None:
+    """The manifest of `rows`; a case already marked looked-at in the existing manifest stays marked."""
+    seen = set()
+    if path.exists():
+        seen = {c["id"] for c in build.load_manifest(path) if c["looked_at_for_rules"]}
     text = MANIFEST_HEADER.format(title=title, cls=cls, corpus=corpus, commit=build.PINNED_COMMIT)
     for r in rows:
         text += (
             f"\n[[case]]\nid = {json.dumps(case_id(r))}\nfile = {json.dumps(r['file'])}\n"
             f"record = {r['record']}\nmodel = {json.dumps(r['model'])}\nop = {json.dumps(r['op'])}\n"
             f"verdict = {json.dumps(r['verdict'])}\nerror_class = {json.dumps(r['error_class'])}\n"
-            "looked_at_for_rules = false\n"
+            f"looked_at_for_rules = {'true' if case_id(r) in seen else 'false'}\n"
         )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
