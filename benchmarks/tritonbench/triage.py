@@ -306,11 +306,14 @@ def write_manifest(path: Path, rows: list[dict[str, Any]], title: str, cls: str,
     path.write_text(text)
 
 
-def not_code(row: dict[str, Any]) -> bool:
+def not_code(snapshot: Path, row: dict[str, Any]) -> bool:
     """A SyntaxError of a record without Markdown fences: the text was prose with code in it, not code."""
     if "SyntaxError" not in row["error_class"]:
         return False
     local = WORK / "jsonl" / row["file"].replace("/", "__")
+    if not local.exists():  # a fresh checkout: the triage's local copies are gone, read the snapshot
+        local.parent.mkdir(parents=True, exist_ok=True)
+        local.write_text(build.git_show(snapshot, row["file"]))
     record = json.loads(local.read_text().splitlines()[row["record"]])
     return "```" not in record["predict"]
 
@@ -347,7 +350,7 @@ def manifests(
     """Write the crash and/or real-world manifest from triage.jsonl (`which`: crashes, realworld or both)."""
     rows = [json.loads(line) for line in RESULTS.read_text().splitlines()]
     for row in rows:
-        if row["class"] == "crash" and not_code(row):
+        if row["class"] == "crash" and not_code(snapshot, row):
             row["class"] = "not_code"
         if row["class"] == "near_miss" and draws_random(snapshot, row):
             row["class"] = "near_miss_random"
