@@ -325,6 +325,15 @@ def test_glue_is_not_flagged() -> None:
     assert static_findings(with_forward_tail(glue)) == []
 
 
+def test_an_argument_compared_to_none_is_a_presence_test_not_a_value_branch() -> None:
+    # Real generations write `if out == None:` for an optional output; a tensor value is still a branch.
+    loose = "        if out == None or None != out:\n            out = torch.empty_like(x)\n"
+    loose += "        return out\n"
+    assert static_findings(with_forward_tail(loose)) == []
+    valued = "        if x[0] == 0:\n            return x\n        return out\n"
+    assert "value_special_case" in rules_for(with_forward_tail(valued))
+
+
 def test_counting_entries_equal_to_a_constant_is_glue_but_other_sums_are_not() -> None:
     # A mean over non-ignored targets divides by their count: bookkeeping, not the operator's math.
     count = "        n_valid = (x != -100).sum()\n        m = (x == self.ignore_index).sum()\n"

@@ -335,6 +335,8 @@ class FunctionScan:
         for sub in ast.walk(test):
             if isinstance(sub, ast.Compare) and all(isinstance(op, ast.Is | ast.IsNot) for op in sub.ops):
                 continue
+            if isinstance(sub, ast.Compare) and _none_test(sub):
+                continue  # `out == None`: whether an argument was given, written the loose way
             if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
                 if sub.func.attr in ("item", "tolist", "any", "all", "equal", "allclose") and self.is_tensor(
                     sub.func.value
@@ -362,3 +364,10 @@ class FunctionScan:
             stores_global = isinstance(inner, ast.Name) and inner is not t and inner.id not in self.tensors
             if stores_on_self or stores_global:
                 self.add("caches_output", node, "forward keeps a tensor across calls: " + snippet(node))
+
+
+def _none_test(node: ast.Compare) -> bool:
+    """`x == None` / `x != None`: a presence test that reads no tensor value."""
+    sides = [node.left, *node.comparators]
+    is_none = [isinstance(side, ast.Constant) and side.value is None for side in sides]
+    return len(sides) == 2 and any(is_none) and all(isinstance(op, ast.Eq | ast.NotEq) for op in node.ops)
