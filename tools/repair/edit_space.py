@@ -53,7 +53,7 @@ _OPERATORS: dict[type, tuple[type, ...]] = {
 }
 
 
-@rule("edit_operator", title="binary operator substitution", bug_class="edit:operator")
+@rule("edit_operator", title="binary operator substitution", bug_class="edit:operator", guarded=True)
 def edit_operator(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """`+`<->`-`, `*`<->`/`, `//`<->`%` and neighbours, one operation at a time."""
     for op in m.findall(fn.body, m.BinaryOperation()):
@@ -88,7 +88,7 @@ def _function_alternatives(name: str) -> list[str]:
     return []
 
 
-@rule("edit_function", title="function substitution within a family", bug_class="edit:function")
+@rule("edit_function", title="function substitution within a family", bug_class="edit:function", guarded=True)
 def edit_function(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     for call in m.findall(fn.body, m.Call()):
         assert isinstance(call, cst.Call)
@@ -125,7 +125,12 @@ def _reference_numbers(context: RuleContext | None) -> list[float]:
     return list(dict.fromkeys(found))
 
 
-@rule("edit_constant", title="a literal becomes 0/1/±1 or a reference constant", bug_class="edit:constant")
+@rule(
+    "edit_constant",
+    title="a literal becomes 0/1/±1 or a reference constant",
+    bug_class="edit:constant",
+    guarded=True,
+)
 def edit_constant(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     numbers = _reference_numbers(context)
     for lit in m.findall(fn.body, m.Integer() | m.Float()):
@@ -185,7 +190,12 @@ def _name_kind(name: str, pids: set[str], masks: set[str], blocks: set[str]) -> 
     return f"stem:{stem}" if "_" in low and len(stem) >= 2 else None
 
 
-@rule("edit_variable", title="a name becomes another in-scope name of its kind", bug_class="edit:variable")
+@rule(
+    "edit_variable",
+    title="a name becomes another in-scope name of its kind",
+    bug_class="edit:variable",
+    guarded=True,
+)
 def edit_variable(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     pids = _program_id_names(fn)
     masks = {t for targets, _ in _assignments(fn.body) for t in targets if "mask" in t.lower()}
@@ -258,7 +268,9 @@ def _terms(op: cst.BinaryOperation) -> list[cst.BaseExpression]:
     return out
 
 
-@rule("edit_index_term", title="drop a term or a factor of an index", bug_class="edit:index_term")
+@rule(
+    "edit_index_term", title="drop a term or a factor of an index", bug_class="edit:index_term", guarded=True
+)
 def edit_index_term(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """`a + b*s + c` loses one term; `b * s` loses one factor (an offset or a stride applied wrongly)."""
     for op in m.findall(fn.body, m.BinaryOperation()):
@@ -284,7 +296,12 @@ def edit_index_term(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
                     yield tree.edit(op, keep, f"{fn.name.value}: {tree.code(op)} -> {_render(keep)}")
 
 
-@rule("edit_row_offset", title="a program offset term added to a pointer", bug_class="edit:index_term")
+@rule(
+    "edit_row_offset",
+    title="a program offset term added to a pointer",
+    bug_class="edit:index_term",
+    guarded=True,
+)
 def edit_row_offset(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """A load/store address that no program id reaches gets `pid * S` (S a stride, size or block of the
     kernel): one program per row or block that forgot its row offset writes the same place every time."""
@@ -332,7 +349,7 @@ def _flow_names(fn: cst.FunctionDef) -> dict[str, set[str]]:
 # ---------------------------------------------------------------- reduction axis and extent, dtype
 
 
-@rule("edit_reduction", title="reduction axis or arange extent", bug_class="edit:reduction")
+@rule("edit_reduction", title="reduction axis or arange extent", bug_class="edit:reduction", guarded=True)
 def edit_reduction(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     reductions = ("tl.sum", "tl.max", "tl.min", "tl.argmax", "tl.argmin", "tl.cumsum", "tl.reduce")
     for call in _calls(fn.body, *reductions):
@@ -363,7 +380,7 @@ _EQ = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_aft
 _NARROW = {"tl.float16", "tl.bfloat16", "tl.float8e4nv", "tl.int8", "tl.int16", "tl.int32"}
 
 
-@rule("edit_acc_dtype", title="accumulate in float32", bug_class="edit:acc_dtype")
+@rule("edit_acc_dtype", title="accumulate in float32", bug_class="edit:acc_dtype", guarded=True)
 def edit_acc_dtype(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """A narrow dtype in `tl.zeros`/`.to()`/`dtype=` becomes float32; a load is widened to float32."""
     for attr in m.findall(fn.body, m.Attribute()):
@@ -408,7 +425,7 @@ def _makes_view(value: cst.BaseExpression) -> bool:
 
 
 @rule("edit_contiguous", title="make a tensor handed to a kernel contiguous", bug_class="edit:host_layout",
-      per="module")  # fmt: skip
+      per="module", guarded=True)  # fmt: skip
 def edit_contiguous(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     """`.contiguous()` on a view assigned in a wrapper, or just before a launch on a name it is handed."""
     for fn in _host_functions(tree.module):
@@ -423,7 +440,7 @@ def edit_contiguous(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
         for launch in _launches(fn):  # type: ignore[arg-type]
             done: set[str] = set()
             for arg in launch.args:
-                if not isinstance(arg.value, cst.Name) or arg.value.value in done:
+                if not isinstance(arg.value, cst.Name) or arg.value.value in done | _CONSTANTS:
                     continue
                 name = arg.value.value
                 done.add(name)
@@ -433,6 +450,9 @@ def edit_contiguous(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
                 if inserted is not None:
                     module, line = inserted
                     yield Edit(module, line, f"{fn.name.value}: {name}.contiguous() before the launch")
+
+
+_CONSTANTS = {"True", "False", "None"}
 
 
 def _scalar_names(fn: cst.FunctionDef) -> set[str]:
@@ -469,7 +489,7 @@ def _grid_tuple(tree: Tree, launch: cst.Call, fn: cst.FunctionDef) -> cst.Tuple 
     return expr if isinstance(expr, cst.Tuple) else None
 
 
-@rule("edit_grid", title="grid size or dimension edits", bug_class="edit:grid", per="module")
+@rule("edit_grid", title="grid size or dimension edits", bug_class="edit:grid", per="module", guarded=True)
 def edit_grid(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     """Each grid entry becomes another size of the wrapper (or its blocks' count); a dimension is added."""
     for fn in _host_functions(tree.module):

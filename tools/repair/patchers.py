@@ -37,9 +37,9 @@ SCREEN_LIMIT = 48
 """Most candidate edits screened for one proposal (cached: a later proposal on the same base is cheap)."""
 MICRO_FACTOR = 3
 """On the micro tier an edit costs a fraction of a light run: this many times more edits fit one proposal."""
-PAIR_FIRSTS = 8
+PAIR_FIRSTS = 4
 """Single edits at the most suspect statement that a second edit is tried on top of (a third as many at
-each of the next ones)."""
+each of the next ones): each costs one generation of the edit space."""
 PROPOSAL_BUDGET_S = 45.0
 """Seconds of screening one proposal may start (then it proposes from what it has; cached for the next)."""
 PAIR_STATEMENTS = 3
@@ -234,7 +234,7 @@ class OfflinePatcher:
                 if lo <= s.rewrite.line <= hi
                 and (s.rewrite.rule in EDITS or s.rewrite.rule in MUTATIONS)
                 and s.light >= base_light
-            ][: PAIR_FIRSTS if i == 0 else PAIR_FIRSTS // 3]  # the most suspect statement gets most
+            ][: PAIR_FIRSTS if i == 0 else PAIR_FIRSTS // 4]  # the most suspect statement gets most
         context = RuleContext.from_reference(request.reference_source, request.report)
         seen = set(request.seen_hashes)
         per_first: list[list[Rewrite]] = []

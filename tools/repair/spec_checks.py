@@ -117,7 +117,7 @@ def _divisor_gap(context: RuleContext | None, source: str) -> bool:
 
 
 @rule("edit_spec_divisor", title="a divisor the reference's arguments decide", bug_class="edit:spec",
-      per="module")  # fmt: skip
+      per="module", guarded=True)  # fmt: skip
 def edit_spec_divisor(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     """Where an ignored argument decides a divisor: `/ d` becomes `/ (d - 1)`, `/ (d + 1)` or goes; a
     host-side `.mean()` becomes `.sum()` and back."""
