@@ -37,7 +37,7 @@ SCREEN_LIMIT = 48
 """Most candidate edits screened for one proposal (cached: a later proposal on the same base is cheap)."""
 MICRO_FACTOR = 3
 """On the micro tier an edit costs a fraction of a light run: this many times more edits fit one proposal."""
-PAIR_FIRSTS = 4
+PAIR_FIRSTS = 8
 """Single edits at the most suspect statement that a second edit is tried on top of (a third as many at
 each of the next ones): each costs one generation of the edit space."""
 PROPOSAL_BUDGET_S = 45.0
@@ -228,13 +228,17 @@ class OfflinePatcher:
         for i, line in enumerate(ranked[:PAIR_STATEMENTS]):
             spans = [span for span in all_spans if span[0] <= line <= span[1]]
             lo, hi = spans[0] if spans else (line, line)
-            firsts += [
-                (s, lo, hi)
+            here = [
+                s
                 for s in screened
                 if lo <= s.rewrite.line <= hi
                 and (s.rewrite.rule in EDITS or s.rewrite.rule in MUTATIONS)
                 and s.light >= base_light
-            ][: PAIR_FIRSTS if i == 0 else PAIR_FIRSTS // 4]  # the most suspect statement gets most
+                and s.verdict in ("pass", "mismatch")  # an edit that breaks the kernel starts no pair
+            ]
+            # One first edit per kind before a second of any kind: ties on the screen say nothing, so spread.
+            spread = _spread(here, lambda s: s.rewrite.rule)
+            firsts += [(s, lo, hi) for s in spread[: PAIR_FIRSTS if i == 0 else PAIR_FIRSTS // 4]]
         context = RuleContext.from_reference(request.reference_source, request.report)
         seen = set(request.seen_hashes)
         per_first: list[list[Rewrite]] = []
@@ -253,7 +257,9 @@ class OfflinePatcher:
                 seen.add(digest)
                 what = f"{first.rewrite.description}; then {second.description}"
                 pairs.append(Rewrite(second.rule, what, second.source, first.rewrite.line))
-        # Round-robin over the firsts: each first's best-ranked seconds make the cut.
+        # Round-robin over the firsts, and within each over the kinds of second edit: every combination of
+        # kinds gets its first candidates screened before any gets its tenth.
+        per_first = [_spread(group, lambda rw: rw.rule) for group in per_first]
         pairs = [p for group in itertools.zip_longest(*per_first) for p in group if p is not None]
         pairs = pairs[: self.pair_screens]
         results = screen(request.source, pairs, self.evaluate, self.workers, self.namespace, tier)
@@ -283,6 +289,14 @@ class OfflinePatcher:
             if request.patch_counts.get(_hypothesis(rw), 0) < request.patch_cap
             and source_hash(rw.source) not in request.seen_hashes
         ]
+
+
+def _spread(items: list[Any], kind: Callable[[Any], str]) -> list[Any]:
+    """`items` reordered round-robin over their kinds, each kind keeping its own order."""
+    groups: dict[str, list[Any]] = {}
+    for item in items:
+        groups.setdefault(kind(item), []).append(item)
+    return [x for row in itertools.zip_longest(*groups.values()) for x in row if x is not None]
 
 
 def _settled(rewrite: Rewrite, base_full: float, namespace: str) -> bool:
