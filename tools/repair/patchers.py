@@ -165,7 +165,8 @@ class OfflinePatcher:
             screened += fresh_screened
             # An edit that passes the screening case is checked at once: a full pass ends the proposal
             # without screening the rest (most repairs are found in the first batches, rules first).
-            passing = [x for x in fresh_screened if x.passed][: max(0, early)]
+            in_time = time.monotonic() - started < self.time_budget_s
+            passing = [x for x in fresh_screened if x.passed][: max(0, early) if in_time else 0]
             early -= len(passing)
             for item, verdict, _ in verify_full(
                 [x.rewrite for x in passing], self.evaluate, self.workers, self.namespace
@@ -179,6 +180,8 @@ class OfflinePatcher:
         step = max(1, self.workers)
         gains: list[tuple[Screened, str, float]] = []
         for start in range(0, len(checks), step):
+            if start and time.monotonic() - started > 2 * self.time_budget_s:
+                break  # the unchecked ones stay for the next proposal
             # One round per pool width; a pass or a real gain ends the search (the graph loop keeps it).
             chunk = checks[start : start + step]
             results = verify_full([s.rewrite for s in chunk], self.evaluate, self.workers, self.namespace)
