@@ -89,3 +89,9 @@ def test_a_run_folder_without_its_problems_is_bad_input(tmp_path: Path) -> None:
     ]
     done = run_kmedic("bench", str(tmp_path / "nothing.jsonl"), "--out", str(tmp_path / "o"))
     assert done.returncode == 2 and "no such file or folder" in done.stderr
+    jsonl = Path(__file__).parent / "fixtures" / "tritonbench" / "generations.jsonl"
+    done = run_kmedic("batch", str(jsonl), "--out", str(tmp_path / "o"))
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"kmedic: {jsonl}: a JSONL input needs --references DIR (the reference problems)"
+    ]

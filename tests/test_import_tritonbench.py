@@ -61,6 +61,10 @@ def test_import_writes_one_problem_per_distinct_kernel_and_they_judge_as_expecte
     assert verdicts[0] == "pass"
     assert verdicts[1] == "mismatch"
     assert verdicts[2] in ("compile_error", "runtime_error")  # `.cuda()` at import on a CPU machine
+    # `kmedic bench x.jsonl --references R` reads the import as a corpus of imported cases (no fixed.py).
+    cases = load_corpus(tmp_path)
+    assert [(c.imported, c.looked_at) for c in cases] == [(True, False)] * 3
+    assert "record 1" in cases[1].description
 
 
 def test_import_rejects_bad_input_with_one_line(tmp_path: Path) -> None:

@@ -8,7 +8,8 @@ along) or ``REFS/<op>.py``. Output: one problem folder per imported record under
 - ``reference.py``: the operator's reference, copied unchanged;
 - ``candidate.py``: the record's code exactly as extracted (module-level test code included: a generation
   whose own example crashes at import is a crash of that generation), followed by our ``ModelNew`` wrapper;
-- ``problem.toml`` when the reference folder has one; ``source.toml``: jsonl path, record index, op, field.
+- ``problem.toml`` when the reference folder has one; ``source.toml``: jsonl path, record index, op, field;
+  ``meta.toml``: the same as its ``[source]`` table, so ``kmedic bench`` reads the folder as an imported case.
 
 The mapping, step by step:
 
@@ -156,8 +157,14 @@ def write_problem(folder: Path, code: str, reference: Reference, source: dict[st
     (folder / "candidate.py").write_text(candidate_source(code, reference), encoding="utf-8")
     if reference.problem_toml is not None:
         (folder / "problem.toml").write_text(reference.problem_toml, encoding="utf-8")
-    (folder / "source.toml").write_text(
-        "".join(f"{k} = {json.dumps(v)}\n" for k, v in source.items()), encoding="utf-8"
+    table = "".join(f"{k} = {json.dumps(v)}\n" for k, v in source.items())
+    (folder / "source.toml").write_text(table, encoding="utf-8")
+    # An imported corpus case too, so `kmedic bench` runs an imported JSONL like a corpus (no fixed.py).
+    described = ", ".join(f"{k} {v}" for k, v in source.items() if k in ("op", "record"))
+    (folder / "meta.toml").write_text(
+        f'category = "other"\ndescription = {json.dumps("TritonBench-style generation: " + described)}\n'
+        f"looked_at_for_rules = false\n\n[source]\n{table}",
+        encoding="utf-8",
     )
     return folder
 
