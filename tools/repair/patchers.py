@@ -142,6 +142,10 @@ class OfflinePatcher:
         tier, base_light = screening_tier(request.source, self.evaluate, self.namespace)
         if tier == "light":
             base_light = light_score(request.report) if request.report else base_light
+        if base_light >= 1.0:
+            # The screening case passes already (only a layout or another shape fails), so it cannot rank
+            # edits: the full tier decides, and the rules and mutations are all the budget affords.
+            untried = [rw for rw in untried if rw.rule not in EDITS] or untried
         # Edits already run on the full tier without beating this base are settled: screen the others.
         fresh = [rw for rw in untried if not _settled(rw, base_full, self.namespace)] or untried
         # Edits screened before keep their result; the budget goes to edits not screened yet, so successive
