@@ -74,7 +74,10 @@ def patch(state: RepairState) -> dict[str, Any]:
         # applies or they stop making progress (as for a near-miss).
         offline = _offline(state, mutations=False)
         outcome = CrashPatcher(offline.evaluate, offline.workers, offline.namespace).propose(request)
-        if outcome.proposal is not None or config.strategy == "offline":
+        # A wrong output shape or dtype is also what near-miss rules fix (an output size formula, a missing
+        # cast), so offline runs go on to them when no crash rule applies; other crashes have no output.
+        wrong_output = request.report["crash"].get("verdict") in ("shape_mismatch", "dtype_mismatch")
+        if outcome.proposal is not None or (config.strategy == "offline" and not wrong_output):
             return _delta(outcome, state)
     if config.strategy == "offline":
         outcome = _offline(state, mutations=True).propose(request)
