@@ -14,6 +14,7 @@ from typing import Any
 
 from kernel_medic.graph.builder import build_graph
 from kernel_medic.graph.config import RepairConfig
+from kernel_medic.graph.runtime import INVOCATION
 from kernel_medic.graph.state import RepairState
 from kernel_medic.tools.paths import data_dir
 from kernel_medic.tools.repair.edits import diff_stats, unified_diff
@@ -128,6 +129,20 @@ def _run(
     progress: ProgressFn | None,
 ) -> RepairResult:
     run_config = {"configurable": {"thread_id": thread_id}, "recursion_limit": recursion_limit(config)}
+    token = INVOCATION.set(uuid.uuid4().hex)
+    try:
+        return _stream(inputs, run_config, thread_id, checkpoint_db, progress)
+    finally:
+        INVOCATION.reset(token)
+
+
+def _stream(
+    inputs: RepairState | None,
+    run_config: dict[str, Any],
+    thread_id: str,
+    checkpoint_db: str | os.PathLike[str] | None,
+    progress: ProgressFn | None,
+) -> RepairResult:
     with _checkpointer(checkpoint_db) as saver:
         graph = build_graph(saver)
         for update in graph.stream(inputs, run_config, stream_mode="updates"):

@@ -7,6 +7,7 @@ a key derived from the state, and rebuilt on demand after a restart.
 from __future__ import annotations
 
 import atexit
+import contextvars
 import functools
 import threading
 import time
@@ -28,6 +29,11 @@ class ChatModel(Protocol):
     """What the patch node needs from an LLM: messages in, text and token usage out."""
 
     def complete(self, messages: list[dict[str, str]]) -> Any: ...
+
+
+# One `repair()`/`resume()` call: what a search caches per run is keyed by it too, so a run resumed in the
+# same process decides as it would in a fresh one (after a kill) instead of reading the first call's cache.
+INVOCATION: contextvars.ContextVar[str] = contextvars.ContextVar("kmedic_invocation", default="")
 
 
 def config_of(state: RepairState) -> RepairConfig:

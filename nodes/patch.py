@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel_medic.graph.runtime import chat_model_for, config_of, evaluator_for, problem_for, traced
+from kernel_medic.graph.runtime import (
+    INVOCATION,
+    chat_model_for,
+    config_of,
+    evaluator_for,
+    problem_for,
+    traced,
+)
 from kernel_medic.graph.state import RepairState
 from kernel_medic.tools.diagnosis.localise import localise, rank_statements
 from kernel_medic.tools.evaluation.cases import cases_for_tier
@@ -105,6 +112,7 @@ def _offline(state: RepairState, mutations: bool) -> OfflinePatcher:
     # Per run: what another run (or a replay's original) learned in this process must not change this
     # run's decisions, or replays would diverge.
     namespace = f"{state.get('trace_path')}:{config.device}:{state.get('reference_path')}:{reference}"
+    namespace += f":{INVOCATION.get()}"
 
     def localiser(source: str, report: dict[str, Any]) -> list[int]:
         """Suspect statements of `source`, recorded once per source (the edit space is ordered by them)."""

@@ -37,6 +37,10 @@ OPAQUE_SCALE_REFERENCE = SCALE_REFERENCE.replace(
     "    def forward(self, x):\n        return self.double(x)\n\n"
     "    def double(self, x):\n        return x * 2.0\n",
 )
+# A scale of 2.5 behind a method: no rule reads it and no generic constant edit of a candidate's 3.0 reaches
+# it (the edit space tries 0, 1, 0.5, 2 and the reference's call arguments), so such a case stays unrepaired.
+UNREACHABLE_SCALE_REFERENCE = OPAQUE_SCALE_REFERENCE.replace("return x * 2.0", "return x * 2.5")
+
 
 SCALE_CANDIDATE = """\
 import torch

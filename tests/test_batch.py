@@ -16,9 +16,9 @@ from kernel_medic.graph.drivers.cli_batch import main
 from kernel_medic.tools.trace import read_trace
 from problems import (
     LIGHT_TOML,
-    OPAQUE_SCALE_REFERENCE,
     SCALE_CANDIDATE,
     SCALE_REFERENCE,
+    UNREACHABLE_SCALE_REFERENCE,
     scale_candidate,
     write_problem,
 )
@@ -26,7 +26,7 @@ from problems import (
 VARIANTS = {
     "ok": (SCALE_CANDIDATE, SCALE_REFERENCE, "repaired"),
     # A wrong constant the reference hides behind a method: no offline rule can read the right one.
-    "wrong": (scale_candidate(("x * 2.0", "x * 3.0")), OPAQUE_SCALE_REFERENCE, "unrepaired"),
+    "wrong": (scale_candidate(("x * 2.0", "x * 3.0")), UNREACHABLE_SCALE_REFERENCE, "unrepaired"),
     "le": (scale_candidate(("offs < n", "offs <= n")), SCALE_REFERENCE, "repaired"),
     "grid": (scale_candidate(("triton.cdiv(n, 256)", "n // 256")), SCALE_REFERENCE, "repaired"),
 }

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from problems import OPAQUE_SCALE_REFERENCE, SCALE_REFERENCE, scale_candidate
+from problems import SCALE_REFERENCE, UNREACHABLE_SCALE_REFERENCE, scale_candidate
 
 KMEDIC = str(Path(sys.executable).parent / "kmedic")
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "softmax_tail"
@@ -44,7 +44,7 @@ def test_bench_reports_rates_and_resumes(tmp_path: Path) -> None:
         corpus,
         "elementwise_01_constant",
         "elementwise",
-        OPAQUE_SCALE_REFERENCE,
+        UNREACHABLE_SCALE_REFERENCE,
         scale_candidate(("x * 2.0", "x * 3.0")),
         scale_candidate(),
     )

@@ -13,7 +13,7 @@ from kernel_medic.graph.api import repair
 from kernel_medic.graph.config import RepairConfig
 from kernel_medic.graph.drivers.batch import run_batch
 from kernel_medic.graph.drivers.html_report import html_for_repair
-from problems import LIGHT_TOML, OPAQUE_SCALE_REFERENCE, SCALE_CANDIDATE, scale_candidate, write_problem
+from problems import LIGHT_TOML, SCALE_CANDIDATE, UNREACHABLE_SCALE_REFERENCE, scale_candidate, write_problem
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 CHROMIUM_FLAGS = [
@@ -89,7 +89,7 @@ def test_batch_index_links_every_case_report(tmp_path: Path, browser: object) ->
     write_problem(
         root / "nested" / "wrong_constant",
         scale_candidate(("x * 2.0", "x * 3.0")),
-        OPAQUE_SCALE_REFERENCE,
+        UNREACHABLE_SCALE_REFERENCE,
         toml=LIGHT_TOML,
     )
     run = run_batch(root, tmp_path / "out", RepairConfig(max_iterations=1), workers=2, html=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from kernel_medic.graph.drivers.batch import read_rows
 from kernel_medic.tools.trace import read_trace
-from problems import LIGHT_TOML, OPAQUE_SCALE_REFERENCE, SCALE_CANDIDATE, scale_candidate, write_problem
+from problems import LIGHT_TOML, SCALE_CANDIDATE, UNREACHABLE_SCALE_REFERENCE, scale_candidate, write_problem
 
 pytest.importorskip("ray")
 from kernel_medic.graph.drivers.ray_executor import PID_FILE, actor_options  # noqa: E402
@@ -31,7 +31,7 @@ def test_ray_batch_retries_a_lost_worker_once_then_fails_the_case(tmp_path: Path
     write_problem(root / "b_killed_once", scale_candidate(("offs < n", "offs <= n")), toml=LIGHT_TOML)
     write_problem(root / "c_killed_always", SCALE_CANDIDATE, toml=LIGHT_TOML)
     wrong = scale_candidate(("x * 2.0", "x * 3.0"))
-    write_problem(root / "d_wrong", wrong, OPAQUE_SCALE_REFERENCE, toml=LIGHT_TOML)
+    write_problem(root / "d_wrong", wrong, UNREACHABLE_SCALE_REFERENCE, toml=LIGHT_TOML)
     env = {**os.environ, "KMEDIC_HOME": str(tmp_path / "home"), "RAY_USAGE_STATS_ENABLED": "0"}
     env.pop("RAY_ADDRESS", None)
     command = [
