@@ -1,5 +1,7 @@
 # One command each: `make demo` sets up and runs the main job on the bundled near-miss; `make test` sets up
-# and runs the test suite. Both create .venv on first use with the pinned CPU torch/triton (constraints.txt).
+# and runs the test suite (two pytest workers, one test file each at a time: the suite is mostly sandboxed
+# evaluations, CPU-bound, and a file keeps its warm worker pool). Both create .venv on first use with the
+# pinned CPU torch/triton (constraints.txt).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -18,7 +20,7 @@ demo: sandbox-deps setup
 	$(BIN)/kmedic repair examples/softmax_tail --strategy offline --out out/softmax_tail
 
 test: system-deps setup
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=25
 
 # Debian packages (installed when missing; needs root). bubblewrap is the sandbox every candidate runs in:
 # without it kmedic refuses to run candidates unless KMEDIC_SANDBOX=weak. Headless Chromium is only for the
