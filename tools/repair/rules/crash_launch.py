@@ -34,6 +34,7 @@ from kernel_medic.tools.repair.rules.base import (
     rules_of,
 )
 from kernel_medic.tools.repair.rules.crash_api import _Swap
+from kernel_medic.tools.repair.rules.host import _without_arg
 
 
 def _crash(context: RuleContext | None) -> dict[str, Any]:
@@ -448,13 +449,6 @@ _UNEXPECTED = re.compile(r"unexpected keyword argument '(\w+)'")
 _MISSING = re.compile(r"missing \d+ required (?:positional |keyword-only )?arguments?: (.+)$")
 
 
-def _drop_arg(call: cst.Call, arg: cst.Arg) -> cst.Call:
-    args = [a for a in call.args if a is not arg]
-    if args and call.args[-1] is arg:
-        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-    return call.with_changes(args=args)
-
-
 @rule(
     "launch_arguments",
     title="a launch passes an argument twice, one the kernel lacks, or misses one",
@@ -474,7 +468,7 @@ def launch_arguments(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
         if drop is not None:
             arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == drop), None)
             if arg is not None:
-                yield tree.edit(call, _drop_arg(call, arg), f"launch without the argument {drop}=")
+                yield tree.edit(call, _without_arg(call, arg), f"launch without the argument {drop}=")
         if missing is not None:
             kernel = _kernel_named(tree, _launched(call) or "")
             fn = _enclosing(tree, call)
