@@ -16,6 +16,7 @@ from kernel_medic.tools.repair.llm_patch import LLMBudget, LLMOptions, LLMPatche
 from kernel_medic.tools.repair.patchers import PatchRequest
 from openai_server import ScriptedOpenAIServer
 from problems import LIGHT_TOML, OPAQUE_SCALE_REFERENCE, scale_candidate, write_problem
+from test_search import request_for
 
 KMEDIC = str(Path(sys.executable).parent / "kmedic")
 BROKEN = scale_candidate(("x * 2.0", "x * 3.0"))
@@ -33,20 +34,10 @@ def request(**kw: object) -> PatchRequest:
     fields: dict = dict(
         problem_name="scale",
         reference_source=OPAQUE_SCALE_REFERENCE,
-        source=BROKEN,
         report={"verdict": "mismatch", "score": 0.0},
-        hypotheses=[],
-        patterns=[],
-        rule_ids=[],
-        instrumentation=[],
-        failed_attempts=[],
-        feedback="",
-        seen_hashes=set(),
-        patch_counts={},
-        patch_cap=6,
     )
     fields.update(kw)
-    return PatchRequest(**fields)
+    return request_for(fields.pop("source", BROKEN), **fields)
 
 
 def patcher(server: ScriptedOpenAIServer, calls: int = 20, no_edit: int = 3, **options: object) -> LLMPatcher:
