@@ -9,8 +9,8 @@ from kernel_medic.graph.api import RepairResult, repair
 from kernel_medic.graph.config import RepairConfig
 from kernel_medic.tools.evaluation.cases import automatic_shape_overrides
 from kernel_medic.tools.evaluation.problem import load_problem
-from kernel_medic.tools.repair.patchers import OfflinePatcher, PatchRequest
-from kernel_medic.tools.repair.search import best_first, candidates
+from kernel_medic.tools.repair.patchers import SCREEN_BATCH, SLIVER, OfflinePatcher, PatchRequest
+from kernel_medic.tools.repair.search import best_first, candidates, passing_cases
 from kernel_medic.tools.trace import source_hash
 from problems import scale_candidate, write_problem
 
@@ -176,3 +176,34 @@ def test_a_sliver_gain_does_not_end_the_checks_before_the_real_fix(tmp_path: Pat
     outcome = OfflinePatcher(evaluate, workers=1, namespace=str(tmp_path)).propose(request)
     assert outcome.proposal is not None and outcome.proposal.rule == "mask_scores"
     assert evaluate(outcome.proposal.source, "full")["verdict"] == "pass"
+
+
+SOFTMAX_TAIL = Path("examples/softmax_tail").resolve()
+
+
+def test_an_edit_that_fixes_whole_variants_is_proposed_though_the_score_barely_moves(
+    tmp_path: Path, evaluator
+) -> None:  # type: ignore[no-untyped-def]
+    # Two bugs: padded lanes load 0 before tl.max (every shape with a tail), and a non-contiguous input is
+    # read as contiguous (ruins most of one variant). The padding fix passes seven more variants yet moves
+    # the score by a sliver; it used to be screened past for a minute before being proposed as a fallback.
+    problem = load_problem(SOFTMAX_TAIL)
+
+    def evaluate(source: str, tier: str) -> dict:
+        return evaluator.evaluate(problem.with_candidate(source), tier=tier).to_dict()
+
+    runs: list[str] = []
+
+    def counted(source: str, tier: str) -> dict:
+        runs.append(tier)
+        return evaluate(source, tier)
+
+    report = evaluate(problem.candidate_source, "full")
+    patcher = OfflinePatcher(counted, workers=2, namespace=str(tmp_path))
+    request = request_for(problem.candidate_source, report=report, rule_ids=["neutral_other_max"])
+    outcome = patcher.propose(request)
+    assert outcome.proposal is not None and 'other=-float("inf")' in outcome.proposal.source
+    fixed = evaluate(outcome.proposal.source, "full")
+    assert fixed["score"] - report["score"] < SLIVER * (1 - report["score"])
+    assert passing_cases(report) < passing_cases(fixed)
+    assert len(runs) <= 2 * SCREEN_BATCH  # proposed from the first batch, not after screening the edit space

@@ -22,6 +22,7 @@ from kernel_medic.tools.repair.search import (
     Screened,
     candidates,
     edit_size,
+    fixes_cases,
     known_full,
     known_screen,
     light_score,
@@ -175,7 +176,7 @@ class OfflinePatcher:
             for item, verdict, _ in verify_full(
                 [x.rewrite for x in passing], self.evaluate, self.workers, self.namespace
             ):
-                if verdict == "pass":
+                if verdict == "pass" or fixes_cases(item.source, request.report, self.namespace):
                     return PatchOutcome(_proposal(item))
         screened.sort(key=_promise)
         # The light case cannot tell edits apart when it already passes (or ties): the full tier decides.
@@ -195,7 +196,11 @@ class OfflinePatcher:
                 if verdict == "pass" or score > base_full
             ]
             gains.sort(key=lambda item: (item[1] != "pass", -item[2], item[0].size))
-            if gains and (gains[0][1] == "pass" or gains[0][2] - base_full >= SLIVER * (1.0 - base_full)):
+            if gains and (
+                gains[0][1] == "pass"
+                or gains[0][2] - base_full >= SLIVER * (1.0 - base_full)
+                or fixes_cases(gains[0][0].rewrite.source, request.report, self.namespace)
+            ):
                 return PatchOutcome(_proposal(gains[0][0].rewrite))
         # No single edit passes or closes a real share of the gap: two edits on the most suspect statement
         # may (a statement with two mistakes); a sliver stays the fallback.

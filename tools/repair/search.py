@@ -28,6 +28,8 @@ EvaluateFn = Callable[[str, str], dict[str, Any]]
 _CACHE_SIZE = 4096
 _cache: dict[tuple[str, str], tuple[str, float]] = {}
 _cache_lock = threading.Lock()
+_passing: dict[tuple[str, str], frozenset[str]] = {}
+"""Full-tier cases each source passes (same keys as the full entries of `_cache`)."""
 
 
 @dataclass(frozen=True)
@@ -97,16 +99,44 @@ def _full(source: str, evaluate: EvaluateFn, namespace: str) -> tuple[str, float
     with _cache_lock:
         if key in _cache:
             return _cache[key]
+    passing: frozenset[str] = frozenset()
     try:
         report = evaluate(source, "full")
         result = (str(report.get("verdict", "error")), float(report.get("score", 0.0)))
+        passing = passing_cases(report)
     except Exception as exc:  # as in _light: a broken candidate ranks last
         result = (f"error: {type(exc).__name__}", -1.0)
     with _cache_lock:
         if len(_cache) >= _CACHE_SIZE:
             _cache.pop(next(iter(_cache)))
+        if len(_passing) >= _CACHE_SIZE:
+            _passing.pop(next(iter(_passing)))
         _cache[key] = result
+        _passing[key] = passing
     return result
+
+
+def passing_cases(report: dict[str, Any]) -> frozenset[str]:
+    """Names of the counted cases a report passes."""
+    return frozenset(
+        str(case.get("name"))
+        for case in report.get("cases") or []
+        if case.get("verdict") == "pass" and case.get("counted", True)
+    )
+
+
+def fixes_cases(source: str, base_report: dict[str, Any], namespace: str = "") -> bool:
+    """Whether a verified source passes every case the base passes and at least one it fails.
+
+    Whole input variants fixed with none broken is progress however few elements they hold (a tail fixed
+    while a layout bug still ruins another variant barely moves the score).
+    """
+    with _cache_lock:
+        mine = _passing.get((f"full:{namespace}", source_hash(source)))
+    if not mine or not base_report.get("cases"):
+        return False
+    base = passing_cases(base_report)
+    return base < mine
 
 
 def known_full(source: str, namespace: str = "") -> tuple[str, float] | None:
