@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kernel_medic.graph.api import RepairResult, repair
@@ -18,7 +19,8 @@ from kernel_medic.graph.config import RepairConfig
 from kernel_medic.graph.drivers.cli import main
 from kernel_medic.tools.evaluation.evaluate import Evaluator
 from kernel_medic.tools.evaluation.problem import load_problem
-from kernel_medic.tools.repair.crash_patcher import crash_rules
+from kernel_medic.tools.repair.crash_patcher import CrashPatcher, crash_rules
+from kernel_medic.tools.repair.patchers import PatchRequest
 from kernel_medic.tools.repair.rules.base import RuleContext
 from kernel_medic.tools.repair.rules.registry import propose
 
@@ -36,6 +38,14 @@ FIXABLE = {
     "block_not_pow2": "pow2_block",
     "missing_constexpr": "add_constexpr",
     "output_shape": "output_allocation",
+    "pointer_index": "pointer_subscript",
+    "numpy_arange": "arange_start",
+    "torch_script": "drop_torch_script",
+    "cuda_launch": "launch_config",
+    "entry_point_name": "entry_point",
+    "kernel_called": "entry_point",
+    "astype_cast": "tensor_method_drift",
+    "int_constexpr": "add_constexpr",
 }
 
 
@@ -84,11 +94,43 @@ def test_import_time_name_error_is_repaired_by_the_cli_not_bad_input(
 
 
 def test_two_crashes_are_fixed_one_after_the_other(tmp_path: Path) -> None:
+    # The second crash shows only once the first is fixed: both fixes go into one chained patch.
     result = run("two_crashes", tmp_path)
     assert result.status == "repaired", result.stop_reason
-    rules = [a["rule"] for a in result.attempts]
-    assert rules == ["host_device", "grid_tuple"], result.attempts
-    assert result.attempts[0]["verdict"] == "runtime_error" and result.attempts[0]["improved"]
+    first = result.attempts[0]
+    assert first["rule"] == "host_device" and "; then launch grid as a tuple" in first["description"]
+    assert first["verdict"] == "pass" and len(result.attempts) == 1, result.attempts
+
+
+def test_a_generation_broken_many_times_over_is_repaired_in_one_run(tmp_path: Path) -> None:
+    # TorchScript on the wrapper, a CUDA launch config, data_ptr() ints, an `int` block size, triton.X for
+    # tl.X, NumPy's arange, pointers indexed like arrays: each fix only exposes the next crash.
+    result = run("many_crashes", tmp_path)
+    assert result.status == "repaired" and result.integrity["verdict"] == "clean", result.stop_reason
+    steps = " ".join(a["description"] for a in result.attempts)
+    for fix in ("TorchScript", "tl.program_id", "tl.arange(0, N)", "tl.load/tl.store", "tl.constexpr"):
+        assert fix in steps, steps
+    assert len(result.attempts) <= 3, [a["description"] for a in result.attempts]
+
+
+def test_the_chain_stops_where_no_fix_gets_further(evaluator: Evaluator) -> None:
+    # NumPy's arange (a rule fixes it), then a call of a function Triton never had (none does): the patcher
+    # proposes the one fix that got further, and chains nothing after it.
+    problem = load_problem(PROBLEMS / "numpy_arange")
+    source = problem.candidate_source.replace("x * 3.0 - 1.0", "tl.no_such_function(x) * 3.0 - 1.0")
+    report = evaluator.evaluate(problem.with_candidate(source), tier="light").to_dict()
+
+    def evaluate(src: str, tier: str) -> dict[str, Any]:
+        return evaluator.evaluate(problem.with_candidate(src), tier=tier).to_dict()  # type: ignore[arg-type]
+
+    request = PatchRequest(
+        "t", problem.reference_source, source, report, [], [], [], [], [], "", set(), {}, 6
+    )
+    outcome = CrashPatcher(evaluate, workers=1).propose(request)
+    assert outcome.proposal is not None and outcome.proposal.rule == "arange_start"
+    assert "then" not in outcome.proposal.description and "tl.arange(0, BLOCK)" in outcome.proposal.source
+    after = evaluate(outcome.proposal.source, "light")["crash"]
+    assert after is not None and "no_such_function" in after["message"]
 
 
 def test_a_crash_fixed_into_a_near_miss_goes_on_as_a_near_miss_repair(tmp_path: Path) -> None:

@@ -4,9 +4,11 @@ A crash scores 0 whatever its cause, so the score cannot tell a fix that removed
 next one, or a mismatch with every element wrong) from one that changed nothing. Each rewrite of the crash
 rules is run on the light tier and ranked by the judge's own report: a pass, then the share of correct
 elements, then the stage reached (`crashes.stage`: import < init < wrapper < kernel < output < mismatch),
-then the smaller edit. The best is proposed when it passes or got further than the base (`crashes.progress`);
-the graph's verify node judges it on the full tier as any other patch, and a crash fixed into a near-miss
-goes on through the usual near-miss repair.
+then the smaller edit. The best is kept when it passes or got further than the base (`crashes.progress`).
+Generated kernels are often broken several times over and each fix only exposes the next crash, so the
+patcher goes on from the kept rewrite with the crash it now shows, fix after fix while each gets further
+(at most `MAX_CHAIN`), and proposes the chain as one patch; the graph's verify node judges it on the full
+tier as any other patch, and a crash fixed into a near-miss goes on through the usual near-miss repair.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from kernel_medic.tools.repair.search import EvaluateFn, edit_size, light_score
 from kernel_medic.tools.trace import source_hash
 
 CRASH_CLASSES = frozenset(crashes.CRASH_CLASSES) - {"interpreter_limitation", "other"}
+# Fixes chained in one proposal at most (each one got further than the one before on the light case).
+MAX_CHAIN = 8
 _cache: dict[tuple[str, str], dict[str, Any]] = {}
 _lock = threading.Lock()
 
@@ -45,18 +49,53 @@ class CrashPatcher:
             return PatchOutcome(None, exhausted=True, error="a CPU-interpreter limitation is not repaired")
         order = [r for r in request.rule_ids if r in crash_rules()]
         order += [r for r in crash_rules() if r not in order]
-        context = RuleContext.from_reference(request.reference_source, base)
+        ranked = self._ranked(request.source, base, order, request, set(request.seen_hashes))
+        if not ranked:
+            return PatchOutcome(None, exhausted=True, error="no crash rule applies")
+        best, report = ranked[0]
+        if not _further(base, report):
+            # Nothing got further on the light case: an edit of the diagnosed class, at the failing line
+            # first, still gets its try on the full tier (verify), within the hypothesis' patch budget.
+            diagnosed = [rw for rw, _ in ranked if RULES[rw.rule].bug_class == crash.get("class")]
+            return PatchOutcome(_proposal(diagnosed[0] if diagnosed else best))
+        # Generated kernels are often broken several times over, and each fix only shows the next crash:
+        # go on fixing from the best rewrite while each next fix gets further still, and propose the chain
+        # (verify judges the whole of it on the full tier, as any other patch).
+        chain = [best]
+        seen = {*request.seen_hashes, source_hash(best.source)}
+        while report.get("verdict") in crashes.CRASH_VERDICTS and len(chain) < MAX_CHAIN:
+            context = RuleContext.from_reference(request.reference_source, report)
+            step = self._ranked(chain[-1].source, report, order, request, seen, context)
+            if not step or not _further(report, step[0][1]):
+                break
+            chain.append(step[0][0])
+            seen.add(source_hash(step[0][0].source))
+            report = step[0][1]
+        return PatchOutcome(_proposal(chain[0], chain))
+
+    def _ranked(
+        self,
+        source: str,
+        base: dict[str, Any],
+        order: list[str],
+        request: PatchRequest,
+        seen: set[str],
+        context: RuleContext | None = None,
+    ) -> list[tuple[Rewrite, dict[str, Any]]]:
+        """The crash rules' rewrites of `source`, each run on the light tier, best first."""
+        crash = base.get("crash") or {}
+        context = context or RuleContext.from_reference(request.reference_source, base)
         rewrites = [
             rw
-            for rw in propose(request.source, order, context)
-            if source_hash(rw.source) not in request.seen_hashes
+            for rw in propose(source, order, context)
+            if source_hash(rw.source) not in seen
             and request.patch_counts.get(RULES[rw.rule].bug_class, 0) < request.patch_cap
         ]
         if not rewrites:
-            return PatchOutcome(None, exhausted=True, error="no crash rule applies")
+            return []
         with ThreadPoolExecutor(max_workers=max(1, self.workers)) as pool:
             reports = list(pool.map(self._light, rewrites))
-        ranked = sorted(
+        return sorted(
             zip(rewrites, reports, strict=True),
             key=lambda item: (
                 item[1].get("verdict") != "pass",
@@ -64,16 +103,9 @@ class CrashPatcher:
                 not crashes.progress(base, item[1]),
                 -crashes.stage(item[1]),
                 item[0].line != crash.get("line"),  # an edit of the failing line first
-                edit_size(request.source, item[0].source),
+                edit_size(source, item[0].source),
             ),
         )
-        best, report = ranked[0]
-        if report.get("verdict") == "pass" or light_score(report) > 0 or crashes.progress(base, report):
-            return PatchOutcome(_proposal(best))
-        # Nothing got further on the light case: an edit of the diagnosed class, at the failing line first,
-        # still gets its try on the full tier (verify), within the hypothesis' patch budget.
-        diagnosed = [rw for rw, _ in ranked if RULES[rw.rule].bug_class == crash.get("class")]
-        return PatchOutcome(_proposal(diagnosed[0] if diagnosed else best))
 
     def _light(self, rewrite: Rewrite) -> dict[str, Any]:
         key = (self.namespace, source_hash(rewrite.source))
@@ -91,6 +123,13 @@ class CrashPatcher:
         return report
 
 
-def _proposal(rewrite: Rewrite) -> Proposal:
+def _further(base: dict[str, Any], report: dict[str, Any]) -> bool:
+    return report.get("verdict") == "pass" or light_score(report) > 0 or crashes.progress(base, report)
+
+
+def _proposal(rewrite: Rewrite, chain: list[Rewrite] | None = None) -> Proposal:
+    """The last rewrite's source; named after the first (the fix of the diagnosed crash), all described."""
+    chain = chain or [rewrite]
     bug_class = RULES[rewrite.rule].bug_class
-    return Proposal(rewrite.source, "offline", bug_class, rewrite.rule, rewrite.description)
+    description = "; then ".join(rw.description for rw in chain)
+    return Proposal(chain[-1].source, "offline", bug_class, rewrite.rule, description)

@@ -116,7 +116,7 @@ def api_moves_rule(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
             )
             new = moved(f"{source}.{name}")
             target = new or f"{source}.{name}"
-            if name in _MODULE_NAMES or target in api_moves()["attributes"].values():
+            if name in _MODULE_NAMES or target.rsplit(".", 1)[-1] in _MODULE_NAMES:
                 # a module (libdevice): import it from where it lives now
                 home, _, attr = target.rpartition(".")
                 kept.append(
@@ -138,10 +138,11 @@ def api_moves_rule(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
             else:
                 mapping[stmt] = cst.RemovalSentinel.REMOVE  # type: ignore[assignment]
             first = first or stmt
-    if qualified:
-        for use in _name_uses(tree.module, set(qualified)):
-            mapping[use] = _expr(qualified[use.value])
-            names.append(f"{use.value} -> {qualified[use.value]}")
+    for use in _name_uses(tree.module, set(qualified)) if qualified else []:
+        mapping[use] = _expr(qualified[use.value])
+        names.append(f"{use.value} -> {qualified[use.value]}")
+    # A new `tl.` spelling in a file that never imported triton.language (`triton.program_id` -> ...).
+    if any(n.split(" -> ")[-1].startswith("tl.") for n in names):
         if "tl" not in _module_names(tree.module):
             names.append("import triton.language as tl")
             body = list(tree.module.body)

@@ -364,17 +364,17 @@ def pow2_block(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     per="module",
 )
 def add_constexpr(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
-    """`BLOCK` in `tl.arange(0, BLOCK)` without an annotation -> `BLOCK: tl.constexpr`: in every kernel at
-    once (generated files repeat the mistake in each kernel), and kernel by kernel."""
+    """`BLOCK` in `tl.arange(0, BLOCK)` without an annotation (or annotated `int`) -> `BLOCK: tl.constexpr`:
+    in every kernel at once (generated files repeat the mistake in each kernel), and kernel by kernel."""
     if "constexpr" not in _text(_crash(context)):
         return
     annotation = cst.Annotation(annotation=_expr("tl.constexpr"))
     per_kernel: list[tuple[cst.FunctionDef, dict[cst.CSTNode, cst.CSTNode]]] = []
     for fn in _kernels(tree.module):
         constexpr = _constexpr_params(fn)
-        wanted = [
-            p for p in _params(fn) if p.name.value in _arange_params(fn) - constexpr and p.annotation is None
-        ]
+        # Unannotated, or annotated as a runtime scalar (`BLOCK: int = 256`, `N: tl.int32`): a shape must
+        # be known when the kernel compiles.
+        wanted = [p for p in _params(fn) if p.name.value in _arange_params(fn) - constexpr]
         if wanted:
             per_kernel.append((fn, {p: p.with_changes(annotation=annotation) for p in wanted}))
     if len(per_kernel) > 1:

@@ -1,0 +1,219 @@
+"""Crash rules for the host side of a generated file: TorchScript decorators, CUDA-style launch configs,
+and an entry point the generation named differently.
+
+Each acts only on a reported crash (`RuleContext.crash`):
+
+- `drop_torch_script`: `@torch.jit.script` / `@torch.compile` on a Python wrapper that launches Triton
+  kernels (TorchScript cannot compile a kernel launch) is removed;
+- `launch_config`: `kernel[grid, block](...)` (CUDA's `<<<grid, block>>>`) -> `kernel[grid](...)`;
+- `entry_point`: the wrapper calls a function the generation never defined (`cholesky`) while it defines
+  one whose name contains it (`linalg_cholesky`), or calls a `@triton.jit` kernel that a host function of
+  the file launches: the call goes to that function.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import libcst as cst
+import libcst.matchers as m
+from kernel_medic.tools.repair.rules.base import (
+    Edit,
+    RuleContext,
+    Tree,
+    _dotted,
+    _expr,
+    _kernels,
+    _launches,
+    _render,
+    _replace_many,
+    rule,
+    rules_of,
+)
+
+
+def _crash(context: RuleContext | None) -> dict[str, Any]:
+    return context.crash if context is not None else {}
+
+
+def _text(crash: dict[str, Any]) -> str:
+    return f"{crash.get('exception', '')}: {crash.get('message', '')} {crash.get('code', '')}"
+
+
+# ---------------------------------------------------------------- TorchScript on a launcher
+
+_SCRIPTING = ("torch.jit.script", "torch.jit.trace", "torch.compile", "torch.jit.script_method")
+
+
+@rule(
+    "drop_torch_script",
+    title="a TorchScript / torch.compile decorator on a wrapper that launches Triton kernels",
+    bug_class="wrapper_launch_error",
+    symptoms=("wrapper_launch_error", "import_error", "compile_error", "runtime_error"),
+    per="module",
+)
+def drop_torch_script(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """Remove `@torch.jit.script` (and `trace`, `torch.compile`) from functions that are not kernels:
+    TorchScript cannot compile a Triton launch, so it fails at import or at the first call."""
+    crash = _crash(context)
+    if not crash:
+        return
+    kernels = {k.name.value for k in _kernels(tree.module)}
+    mapping: dict[cst.CSTNode, cst.CSTNode] = {}
+    for fn in m.findall(tree.module, m.FunctionDef()):
+        assert isinstance(fn, cst.FunctionDef)
+        if fn.name.value in kernels:
+            continue
+        kept = [
+            d
+            for d in fn.decorators
+            if _dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+            not in _SCRIPTING
+        ]
+        if len(kept) != len(fn.decorators):
+            mapping[fn] = fn.with_changes(decorators=kept)
+    if mapping:
+        first = min(tree.line(n) for n in mapping)
+        yield Edit(_replace_many(tree.module, mapping), first, "no TorchScript on the Triton wrapper")
+
+
+# ---------------------------------------------------------------- kernel[grid, block]
+
+_BLOCKISH = re.compile(r"block|thread|warp|BLOCK|THREAD|WARP|Block")
+
+
+def _blockish(expr: cst.BaseExpression) -> bool:
+    """A CUDA block config: a name/attribute about blocks or threads, a power-of-2 literal >= 32, a tuple."""
+    if isinstance(expr, cst.Tuple | cst.List):
+        return True
+    if isinstance(expr, cst.Integer):
+        value = int(expr.value.replace("_", ""), 0)
+        return value >= 32 and value & (value - 1) == 0
+    return bool(_BLOCKISH.search(_render(expr)))
+
+
+@rule(
+    "launch_config",
+    title="a kernel launched with a CUDA-style [grid, block] configuration",
+    bug_class="wrapper_launch_error",
+    symptoms=("wrapper_launch_error", "runtime_error", "compile_error"),
+    per="module",
+)
+def launch_config(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """`kernel[grid, BLOCK](...)` -> `kernel[grid](...)`: Triton's subscript is the grid alone (the block
+    size is a constexpr argument); an element named `grid` is the grid wherever it stands. A grid that is a
+    single number becomes a 1-tuple."""
+    if not _crash(context):
+        return
+    for call in _launches(tree.module):
+        sub = call.func
+        assert isinstance(sub, cst.Subscript)
+        elements = [e.slice.value for e in sub.slice if isinstance(e.slice, cst.Index)]
+        if len(elements) < 2 or len(elements) != len(sub.slice):
+            continue
+        named = [e for e in elements if isinstance(e, cst.Name) and "grid" in e.value.lower()]
+        if len(named) == 1:
+            grid = named[0]
+        elif all(_blockish(e) for e in elements[1:]):
+            grid = elements[0]
+        else:
+            continue
+        if isinstance(grid, cst.Tuple | cst.List | cst.Lambda | cst.Name):
+            code = _render(grid)
+        else:
+            code = f"({_render(grid)},)"
+        new_sub = sub.with_changes(slice=[cst.SubscriptElement(cst.Index(_expr(code)))])
+        yield tree.edit(sub, new_sub, f"launch grid {code} without the CUDA block configuration")
+
+
+# ---------------------------------------------------------------- the entry point's name
+
+_NOT_DEFINED = re.compile(r"name '(\w+)' is not defined")
+
+
+def _host_functions(module: cst.Module) -> list[cst.FunctionDef]:
+    kernels = {k.name.value for k in _kernels(module)}
+    return [s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value not in kernels]
+
+
+def _launchers_of(module: cst.Module, kernel: str) -> list[str]:
+    """Host functions whose body launches `kernel[grid](...)`."""
+    out = []
+    for fn in _host_functions(module):
+        for call in _launches(fn):
+            sub = call.func
+            assert isinstance(sub, cst.Subscript)
+            if (_dotted(sub.value) or "").split(".")[-1] == kernel:
+                out.append(fn.name.value)
+                break
+    return out
+
+
+def _similar(missing: str, names: list[str]) -> list[str]:
+    """Defined names that contain the missing one as whole `_` parts (`linalg_cholesky` for `cholesky`)."""
+    parts = missing.lower().split("_")
+    found = []
+    for name in names:
+        words = name.lower().split("_")
+        if any(words[i : i + len(parts)] == parts for i in range(len(words) - len(parts) + 1)):
+            found.append(name)
+    return sorted(found, key=len)
+
+
+@rule(
+    "entry_point",
+    title="the wrapper calls a function the generation named differently, or the kernel itself",
+    bug_class="wrapper_launch_error",
+    symptoms=("wrapper_launch_error", "import_error", "runtime_error"),
+    per="module",
+)
+def entry_point(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """Calls of an undefined name (`NameError` where it is called) go to the one host function whose name
+    contains it as whole words; calls of a `@triton.jit` kernel from host code go to the host function
+    that launches it (interpreted, the kernel would run as Python on whole tensors)."""
+    crash = _crash(context)
+    if not crash:
+        return
+    module = tree.module
+    kernels = {k.name.value for k in _kernels(module)}
+    hosts = [f.name.value for f in _host_functions(module)]
+    missing = _NOT_DEFINED.search(str(crash.get("message", "")))
+    targets: dict[str, str] = {}
+    if missing and missing.group(1) not in hosts and missing.group(1) not in kernels:
+        similar = _similar(missing.group(1), hosts)
+        if similar:
+            targets[missing.group(1)] = similar[0]
+    for kernel in kernels:
+        launchers = [h for h in _launchers_of(module, kernel) if h != kernel]
+        if len(launchers) == 1:
+            targets.setdefault(kernel, launchers[0])
+    if not targets:
+        return
+    inside = {id(n) for fn in _kernels(module) for n in m.findall(fn, m.Call())}
+    for old, new in targets.items():
+        mapping: dict[cst.CSTNode, cst.CSTNode] = {}
+        for call in m.findall(module, m.Call(func=m.Name(old))):
+            assert isinstance(call, cst.Call)
+            # Not inside a kernel (a device call), not inside the launcher itself (its own recursion).
+            if id(call) in inside or _in_function(tree, call, new):
+                continue
+            mapping[call.func] = cst.Name(new)
+        if mapping:
+            first = min(tree.line(n) for n in mapping)
+            yield Edit(
+                _replace_many(module, mapping), first, f"call {new}, the generation's entry point, not {old}"
+            )
+
+
+def _in_function(tree: Tree, node: cst.CSTNode, name: str) -> bool:
+    parent = tree.parent(node)
+    while parent is not None:
+        if isinstance(parent, cst.FunctionDef) and parent.name.value == name:
+            return True
+        parent = tree.parent(parent)
+    return False
+
+
+RULES = rules_of(__name__)

@@ -1,0 +1,254 @@
+"""Crash rules for kernel bodies written as if Triton were NumPy, CUDA C or an older Triton.
+
+Each acts only on a reported crash (`RuleContext.crash`) and rewrites a construct Triton has never had into
+the one it has, without guessing at semantics:
+
+- `pointer_subscript`: a pointer indexed like an array (`x_ptr[offs]`, `out_ptr[i] = v`,
+  `x_ptr[offs][mask]`) -> `tl.load(x_ptr + offs, mask=...)` / `tl.store(...)`;
+- `arange_start`: `tl.arange(N)` (NumPy's one-argument form) -> `tl.arange(0, N)`;
+- `tensor_method_drift`: NumPy/torch tensor methods on Triton values (`x.astype(t)`, `x.float()`) ->
+  `x.to(...)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import libcst as cst
+import libcst.matchers as m
+from kernel_medic.tools.repair.rules.base import (
+    Edit,
+    RuleContext,
+    Tree,
+    _assignments,
+    _constexpr_params,
+    _dotted,
+    _expr,
+    _mask_names,
+    _names,
+    _params,
+    _render,
+    _replace_many,
+    rule,
+    rules_of,
+)
+from kernel_medic.tools.repair.rules.crash_api import _Swap
+
+
+def _crash(context: RuleContext | None) -> dict[str, Any]:
+    return context.crash if context is not None else {}
+
+
+# ---------------------------------------------------------------- pointers indexed like arrays
+
+
+def _pointer_params(fn: cst.FunctionDef) -> set[str]:
+    """Parameters that can only be pointers here: not constexpr, not scalar-annotated, never rebound."""
+    rebound = set()
+    for node in m.findall(fn.body, m.Assign() | m.AugAssign() | m.AnnAssign()):
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]  # type: ignore[attr-defined]
+        rebound |= {t.value for t in targets if isinstance(t, cst.Name)}
+    out = set()
+    for p in _params(fn):
+        annotation = _dotted(p.annotation.annotation) if p.annotation else None
+        if annotation in ("int", "float", "bool", "str") or p.name.value in _constexpr_params(fn):
+            continue
+        if p.name.value not in rebound:
+            out.add(p.name.value)
+    return out
+
+
+def _single_index(sub: cst.Subscript) -> cst.BaseExpression | None:
+    if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+        return None
+    return sub.slice[0].slice.value
+
+
+def _access(sub: cst.Subscript, pointers: set[str]) -> tuple[str, str, str | None] | None:
+    """(pointer, index, mask) of `p[idx]` or `p[idx][mask]` on a pointer parameter, else None."""
+    outer = _single_index(sub)
+    if outer is None:
+        return None
+    if isinstance(sub.value, cst.Name) and sub.value.value in pointers:
+        if not _pointer_like(sub.value.value, outer):
+            return None
+        return sub.value.value, _render(outer), None
+    if isinstance(sub.value, cst.Subscript):
+        inner = _single_index(sub.value)
+        base = sub.value.value
+        if inner is not None and isinstance(base, cst.Name) and base.value in pointers:
+            return base.value, _render(inner), _render(outer)
+    return None
+
+
+def _pointer_like(name: str, index: cst.BaseExpression) -> bool:
+    """`shape[0]`, `strides[1]`: a tuple argument (Triton takes tuples), not a pointer. A constant index of
+    a parameter that does not say it is a pointer is read as a tuple too."""
+    lowered = name.lower()
+    if any(word in lowered for word in ("shape", "stride", "size", "dims")):
+        return False
+    return not isinstance(index, cst.Integer) or "ptr" in lowered or "pointer" in lowered
+
+
+def _address(pointer: str, index: str) -> str:
+    return f"{pointer} + ({index})" if any(op in index for op in "+-<>&|^") else f"{pointer} + {index}"
+
+
+def _mask_for(fn: cst.FunctionDef, index: str) -> str | None:
+    """The kernel's mask over the names `index` uses (`mask = offs < n` for `x_ptr[offs]`), if exactly one."""
+    used = _names(_expr(index))
+    values = {t: v for targets, v in _assignments(fn.body) for t in targets}
+    found = [
+        name
+        for name in _mask_names(fn)
+        if name in values
+        and isinstance(values[name], cst.Comparison | cst.BinaryOperation)
+        and _names(values[name]) & used
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+@rule(
+    "pointer_subscript",
+    title="a pointer indexed like an array instead of tl.load / tl.store",
+    bug_class="type_mismatch",
+    symptoms=("type_mismatch", "wrapper_launch_error", "compile_error", "runtime_error"),
+    per="kernel",
+)
+def pointer_subscript(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """`v = p[idx]` -> `tl.load(p + idx)`, `p[idx] = v` -> `tl.store(p + idx, v)` (`p[idx] += v` loads
+    first), `p[idx][mask]` -> with `mask=mask`. A single index only: `p[i, j]` needs strides nobody gave.
+
+    Offered twice when the kernel has one mask over the index's names: with that mask, and without."""
+    if not _crash(context):
+        return
+    pointers = _pointer_params(fn)
+    if not pointers:
+        return
+    stores: dict[cst.CSTNode, tuple[str, str, str | None]] = {}
+    loads: dict[cst.CSTNode, tuple[str, str, str | None]] = {}
+    for node in m.findall(fn.body, m.Assign() | m.AugAssign()):
+        if isinstance(node, cst.Assign):
+            if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Subscript):
+                continue
+            access = _access(node.targets[0].target, pointers)
+            if access is not None:
+                stores[node] = access
+        elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Subscript):
+            access = _access(node.target, pointers)
+            if access is not None:
+                stores[node] = access
+    for sub in m.findall(fn.body, m.Subscript()):
+        assert isinstance(sub, cst.Subscript)
+        if any(_inner_of(sub, t) for t in stores):
+            continue
+        access = _access(sub, pointers)
+        if access is not None:
+            loads[sub] = access
+    # `p[idx][mask]` also matches its inner `p[idx]`: keep the outer one only.
+    loads = {k: v for k, v in loads.items() if not any(k is not o and _contains(o, k) for o in loads)}
+    if not stores and not loads:
+        return
+    offered: set[str] = set()
+    for with_masks in (True, False):
+        mapping: dict[cst.CSTNode, cst.CSTNode] = {}
+        for node, (pointer, index, mask) in loads.items():
+            mask = mask or (_mask_for(fn, index) if with_masks else None)
+            mapping[node] = _expr(f"tl.load({_address(pointer, index)}{_kw(mask)})")
+        for node, (pointer, index, mask) in stores.items():
+            assert isinstance(node, cst.Assign | cst.AugAssign)
+            mask = mask or (_mask_for(fn, index) if with_masks else None)
+            # the stored value with its own indexed loads rewritten too
+            value = _render(node.value.visit(_Swap(mapping)))
+            if isinstance(node, cst.AugAssign):
+                op = _render(node.operator).strip().removesuffix("=")
+                value = f"tl.load({_address(pointer, index)}{_kw(mask)}) {op} ({value})"
+            mapping[node] = cst.Expr(_expr(f"tl.store({_address(pointer, index)}, {value}{_kw(mask)})"))
+        module = _replace_many(tree.module, mapping)
+        if module.code in offered:
+            continue
+        offered.add(module.code)
+        first = min(tree.line(n) for n in mapping)
+        masked = " (with the kernel's mask)" if with_masks else ""
+        yield Edit(module, first, f"{fn.name.value}: pointer indexing as tl.load/tl.store{masked}")
+
+
+def _kw(mask: str | None) -> str:
+    return f", mask={mask}" if mask else ""
+
+
+def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    return any(n is inner for n in m.findall(outer, m.Subscript()))
+
+
+def _inner_of(sub: cst.Subscript, stmt: cst.CSTNode) -> bool:
+    """Whether `sub` is (part of) the target of a store statement."""
+    target = stmt.targets[0].target if isinstance(stmt, cst.Assign) else getattr(stmt, "target", None)
+    return target is not None and (target is sub or _contains(target, sub))
+
+
+# ---------------------------------------------------------------- tl.arange(N)
+
+
+@rule(
+    "arange_start",
+    title="tl.arange called with one argument (NumPy's form)",
+    bug_class="api_drift",
+    symptoms=("api_drift", "constexpr_or_power_of_2", "compile_error", "runtime_error"),
+    per="module",
+)
+def arange_start(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """`tl.arange(N)` -> `tl.arange(0, N)`: Triton's arange takes a start and an end, both required."""
+    if not _crash(context):
+        return
+    mapping: dict[cst.CSTNode, cst.CSTNode] = {}
+    for call in m.findall(tree.module, m.Call()):
+        assert isinstance(call, cst.Call)
+        if _dotted(call.func) in ("tl.arange", "triton.arange") and len(call.args) == 1:
+            if call.args[0].keyword is None and not call.args[0].star:
+                mapping[call] = call.with_changes(
+                    func=_expr("tl.arange"),
+                    args=[cst.Arg(_expr("0")), call.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)],
+                )
+    if mapping:
+        first = min(tree.line(n) for n in mapping)
+        yield Edit(_replace_many(tree.module, mapping), first, "tl.arange(N) as tl.arange(0, N)")
+
+
+# ---------------------------------------------------------------- NumPy / torch methods on Triton values
+
+_METHODS = {"astype": None, "type": None, "float": "tl.float32", "half": "tl.float16", "double": "tl.float64"}
+
+
+@rule(
+    "tensor_method_drift",
+    title="a NumPy or torch tensor method called on a Triton value",
+    bug_class="api_drift",
+    symptoms=("api_drift", "type_mismatch", "compile_error", "runtime_error"),
+    per="kernel",
+)
+def tensor_method_drift(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """`x.astype(tl.float32)` / `x.type(tl.float32)` -> `x.to(tl.float32)`; `x.float()` / `x.half()` /
+    `x.double()` -> `x.to(tl.float32 | tl.float16 | tl.float64)` (Triton tensors have only `.to`)."""
+    if "attribute" not in str(_crash(context).get("message", "")):
+        return
+    mapping: dict[cst.CSTNode, cst.CSTNode] = {}
+    for call in m.findall(fn.body, m.Call(func=m.Attribute())):
+        assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+        name = call.func.attr.value
+        if name not in _METHODS or _dotted(call.func.value) in ("tl", "triton", "torch", "math"):
+            continue
+        dtype = _METHODS[name]
+        if dtype is None and len(call.args) == 1 and call.args[0].keyword is None:
+            mapping[call] = call.with_changes(func=call.func.with_changes(attr=cst.Name("to")))
+        elif dtype is not None and not call.args:
+            mapping[call] = call.with_changes(
+                func=call.func.with_changes(attr=cst.Name("to")), args=[cst.Arg(_expr(dtype))]
+            )
+    if mapping:
+        first = min(tree.line(n) for n in mapping)
+        yield Edit(_replace_many(tree.module, mapping), first, f"{fn.name.value}: tensor casts as .to(dtype)")
+
+
+RULES = rules_of(__name__)
