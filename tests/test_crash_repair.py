@@ -46,6 +46,8 @@ FIXABLE = {
     "kernel_called": "entry_point",
     "astype_cast": "tensor_method_drift",
     "int_constexpr": "add_constexpr",
+    "kernel_free_name": "kernel_free_name",
+    "cuda_context": "host_device",
 }
 
 

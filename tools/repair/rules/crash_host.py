@@ -6,6 +6,8 @@ Each acts only on a reported crash (`RuleContext.crash`):
 - `drop_torch_script`: `@torch.jit.script` / `@torch.compile` on a Python wrapper that launches Triton
   kernels (TorchScript cannot compile a kernel launch) is removed;
 - `launch_config`: `kernel[grid, block](...)` (CUDA's `<<<grid, block>>>`) -> `kernel[grid](...)`;
+- `kernel_free_name`: a kernel reads a wrapper variable it was never passed: it becomes a constexpr
+  parameter, passed at each launch;
 - `entry_point`: the wrapper calls a function the generation never defined (`cholesky`) while it defines
   one whose name contains it (`linalg_cholesky`), or calls a `@triton.jit` kernel that a host function of
   the file launches: the call goes to that function.
@@ -23,12 +25,16 @@ from kernel_medic.tools.repair.rules.base import (
     Edit,
     RuleContext,
     Tree,
+    _assignments,
     _dotted,
     _expr,
     _kernels,
     _launches,
+    _names,
+    _params,
     _render,
     _replace_many,
+    _with_kwarg,
     rule,
     rules_of,
 )
@@ -205,6 +211,69 @@ def entry_point(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
             yield Edit(
                 _replace_many(module, mapping), first, f"call {new}, the generation's entry point, not {old}"
             )
+
+
+# ---------------------------------------------------------------- a wrapper variable the kernel reads
+
+
+def _binds(fn: cst.FunctionDef, name: str) -> bool:
+    params = {p.name.value for p in _params(fn)}
+    if fn.params.star_kwarg is not None:
+        params.add(fn.params.star_kwarg.name.value)
+    return name in params or any(name in targets for targets, _ in _assignments(fn.body))
+
+
+@rule(
+    "kernel_free_name",
+    title="a kernel reads a variable of the wrapper that launches it, never passed",
+    bug_class="wrapper_launch_error",
+    symptoms=("wrapper_launch_error", "import_error", "runtime_error", "compile_error"),
+    per="module",
+)
+def kernel_free_name(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """`NameError: name 'mode' is not defined` in a kernel whose every launcher has a `mode` (a parameter
+    or a local): the kernel gets `mode: tl.constexpr` and each launch passes `mode=mode`."""
+    crash = _crash(context)
+    missing = _NOT_DEFINED.search(str(crash.get("message", "")))
+    if not missing:
+        return
+    name = missing.group(1)
+    for kernel in _kernels(tree.module):
+        if name in {p.name.value for p in _params(kernel)} or name not in _names(kernel.body):
+            continue
+        launches = [
+            c
+            for c in _launches(tree.module)
+            if (_dotted(c.func.value) or "").split(".")[-1] == kernel.name.value  # type: ignore[attr-defined]
+        ]
+        sites = [(c, _function_of(tree, c)) for c in launches]
+        if not sites or any(fn is None or not _binds(fn, name) for _, fn in sites):
+            continue
+        annotation = cst.Annotation(_expr("tl.constexpr"))
+        params = kernel.params
+        if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.kwonly_params:
+            new_param = cst.Param(cst.Name(name), annotation, default=_expr("None"))
+            params = params.with_changes(kwonly_params=[*params.kwonly_params, new_param])
+        else:
+            default = _expr("None") if any(p.default is not None for p in params.params) else None
+            last = list(params.params)
+            if last and not isinstance(last[-1].comma, cst.Comma):
+                last[-1] = last[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            new_param = cst.Param(cst.Name(name), annotation, default=default)
+            params = params.with_changes(params=[*last, new_param])
+        mapping: dict[cst.CSTNode, cst.CSTNode] = {kernel.params: params}
+        for call, _ in sites:
+            mapping[call] = _with_kwarg(call, name, name)
+        yield Edit(
+            _replace_many(tree.module, mapping), tree.line(kernel), f"{kernel.name.value} takes {name}"
+        )
+
+
+def _function_of(tree: Tree, node: cst.CSTNode) -> cst.FunctionDef | None:
+    parent = tree.parent(node)
+    while parent is not None and not isinstance(parent, cst.FunctionDef):
+        parent = tree.parent(parent)
+    return parent
 
 
 def _in_function(tree: Tree, node: cst.CSTNode, name: str) -> bool:

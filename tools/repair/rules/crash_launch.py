@@ -141,7 +141,8 @@ def _device_of(fn: cst.FunctionDef | None) -> str | None:
     per="module",
 )
 def host_device(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
-    """`.cuda()` -> `.to(x.device)`, `device="cuda"` / `torch.device("cuda")` -> `device=x.device`."""
+    """`.cuda()` -> `.to(x.device)`, `device="cuda"` / `torch.device("cuda")` -> `device=x.device`;
+    `assert x.is_cuda` and `torch.cuda.synchronize()` go, `with torch.cuda.device(...):` bodies unwrapped."""
     crash = _crash(context)
     if not crash or not _CUDA.search(_text(crash)):
         return
@@ -184,9 +185,38 @@ def host_device(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
         ):
             mapping[line] = cst.RemovalSentinel.REMOVE  # type: ignore[assignment]
             first = first or line
+    # `with torch.cuda.device(x.device):` / `torch.cuda.stream(...)`: the body runs as it is, unwrapped.
+    unwrap = set()
+    for block in m.findall(tree.module, m.With()):
+        assert isinstance(block, cst.With)
+        if all(_CUDA_CONTEXT.fullmatch(_render(item.item).replace(" ", "")) for item in block.items):
+            if isinstance(block.body, cst.IndentedBlock):
+                unwrap.add(block)
+                first = first or block
     if first is not None:
         what = "tensors on the input's device, not cuda"
-        yield Edit(tree.module.visit(_Swap(mapping)), tree.line(first), what)
+        yield Edit(tree.module.visit(_Unwrap(mapping, unwrap)), tree.line(first), what)
+
+
+_CUDA_CONTEXT = re.compile(
+    r"torch\.cuda\.(?:device|stream|StreamContext)\(.*\)|torch\.cuda\.amp\.autocast\(.*\)"
+)
+
+
+class _Unwrap(_Swap):
+    """`_Swap`, and each `with` block of `unwrap` replaced by its (already rewritten) body."""
+
+    def __init__(self, mapping: dict[cst.CSTNode, cst.CSTNode], unwrap: set[cst.CSTNode]) -> None:
+        super().__init__(mapping)
+        self.unwrap = unwrap
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
+        if original_node in self.unwrap and isinstance(updated_node, cst.With):
+            assert isinstance(updated_node.body, cst.IndentedBlock)
+            body = list(updated_node.body.body)
+            body[0] = body[0].with_changes(leading_lines=updated_node.leading_lines)
+            return cst.FlattenSentinel(body)
+        return super().on_leave(original_node, updated_node)
 
 
 def _pointer_of(value: cst.BaseExpression) -> cst.BaseExpression | None:

@@ -40,6 +40,7 @@ RULES: dict[str, Rule] = {
         crash_api.drop_import_time_code,
         crash_host.drop_torch_script,
         crash_host.entry_point,
+        crash_host.kernel_free_name,
         crash_host.launch_config,
         crash_launch.grid_tuple,
         crash_launch.host_device,
