@@ -48,6 +48,8 @@ FIXABLE = {
     "int_constexpr": "add_constexpr",
     "kernel_free_name": "kernel_free_name",
     "cuda_context": "host_device",
+    "unknown_kw": "unknown_keyword",
+    "device_fn_call": "device_function_launch",
 }
 
 
@@ -113,6 +115,14 @@ def test_a_generation_broken_many_times_over_is_repaired_in_one_run(tmp_path: Pa
     for fix in ("TorchScript", "tl.program_id", "tl.arange(0, N)", "tl.load/tl.store", "tl.constexpr"):
         assert fix in steps, steps
     assert len(result.attempts) <= 3, [a["description"] for a in result.attempts]
+
+
+def test_a_device_function_called_from_host_is_launched_and_audited_clean(tmp_path: Path) -> None:
+    # The added kernel computes on the device: the integrity gate finds no host computation to object to.
+    result = run("device_fn_call", tmp_path)
+    assert result.status == "repaired" and result.integrity["verdict"] == "clean", result.stop_reason
+    assert result.attempts[0]["rule"] == "device_function_launch"
+    assert "_scaled_shift_kmedic_kernel[" in (result.repaired_source or "")
 
 
 def test_the_chain_stops_where_no_fix_gets_further(evaluator: Evaluator) -> None:

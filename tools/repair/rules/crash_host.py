@@ -158,14 +158,24 @@ def _launchers_of(module: cst.Module, kernel: str) -> list[str]:
 
 
 def _similar(missing: str, names: list[str]) -> list[str]:
-    """Defined names that contain the missing one as whole `_` parts (`linalg_cholesky` for `cholesky`)."""
+    """Defined names that contain the missing one as whole `_` parts (`linalg_cholesky` for `cholesky`),
+    then names that are whole parts of it (`tile_exp` for `fused_tile_exp`), shortest / longest first."""
     parts = missing.lower().split("_")
-    found = []
+    wider, narrower = [], []
     for name in names:
-        words = name.lower().split("_")
-        if any(words[i : i + len(parts)] == parts for i in range(len(words) - len(parts) + 1)):
-            found.append(name)
-    return sorted(found, key=len)
+        words = [w for w in name.lower().split("_") if w]
+        if _run_of(parts, words):
+            wider.append(name)
+        elif len("_".join(words)) >= 4 and _run_of(words, parts):
+            narrower.append(name)
+    return sorted(wider, key=lambda n: (n.startswith("_"), len(n))) + sorted(
+        narrower, key=lambda n: (n.startswith("_"), -len(n))
+    )
+
+
+def _run_of(short: list[str], long: list[str]) -> bool:
+    """Whether `short` occurs as a contiguous run of `long`."""
+    return any(long[i : i + len(short)] == short for i in range(len(long) - len(short) + 1))
 
 
 @rule(

@@ -7,11 +7,14 @@ the one it has, without guessing at semantics:
   `x_ptr[offs][mask]`) -> `tl.load(x_ptr + offs, mask=...)` / `tl.store(...)`;
 - `arange_start`: `tl.arange(N)` (NumPy's one-argument form) -> `tl.arange(0, N)`;
 - `tensor_method_drift`: NumPy/torch tensor methods on Triton values (`x.astype(t)`, `x.float()`) ->
-  `x.to(...)`.
+  `x.to(...)`;
+- `unknown_keyword`: a keyword argument the called function does not take (`tl.load(..., num_elements=B)`)
+  is dropped where the crash names it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -249,6 +252,45 @@ def tensor_method_drift(tree: Tree, fn: cst.FunctionDef, context: RuleContext | 
     if mapping:
         first = min(tree.line(n) for n in mapping)
         yield Edit(_replace_many(tree.module, mapping), first, f"{fn.name.value}: tensor casts as .to(dtype)")
+
+
+# ---------------------------------------------------------------- a keyword the function does not take
+
+_UNEXPECTED = re.compile(r"got an unexpected keyword argument '(\w+)'")
+
+
+@rule(
+    "unknown_keyword",
+    title="a call passes a keyword argument the function does not take",
+    bug_class="api_drift",
+    symptoms=("api_drift", "wrapper_launch_error", "compile_error", "runtime_error"),
+    per="module",
+)
+def unknown_keyword(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """`tl.load(p, num_elements=B)` (TypeError: ... unexpected keyword argument 'num_elements') -> without
+    it: on the failing line when the crash names one, else every `tl.` call passing it."""
+    crash = _crash(context)
+    found = _UNEXPECTED.search(str(crash.get("message", "")))
+    if not found:
+        return
+    keyword = found.group(1)
+    calls = [c for c in m.findall(tree.module, m.Call()) if isinstance(c, cst.Call)]
+    passing = [c for c in calls if any(a.keyword is not None and a.keyword.value == keyword for a in c.args)]
+    on_line = [c for c in passing if tree.line(c) <= int(crash.get("line") or 0) <= tree.line(c, end=True)]
+    chosen = on_line or [c for c in passing if (_dotted(c.func) or "").startswith("tl.")]
+    mapping: dict[cst.CSTNode, cst.CSTNode] = {}
+    for call in chosen:
+        if any(call is not o and any(n is call for n in m.findall(o, m.Call())) for o in chosen):
+            continue  # an inner call: its outer one is rewritten whole
+        kept = [a for a in call.args if not (a.keyword is not None and a.keyword.value == keyword)]
+        if kept:
+            kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        mapping[call] = call.with_changes(args=kept)
+    if mapping:
+        first = min(tree.line(n) for n in mapping)
+        yield Edit(
+            _replace_many(tree.module, mapping), first, f"calls without the unknown keyword {keyword}="
+        )
 
 
 RULES = rules_of(__name__)

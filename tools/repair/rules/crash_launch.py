@@ -220,9 +220,9 @@ class _Unwrap(_Swap):
 
 
 def _pointer_of(value: cst.BaseExpression) -> cst.BaseExpression | None:
-    """`x.data_ptr()` / `x.data.ptr` -> `x`."""
+    """`x.data_ptr()` / `x.ptr()` / `x.data.ptr` -> `x`."""
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args:
-        if value.func.attr.value == "data_ptr":
+        if value.func.attr.value in ("data_ptr", "ptr"):
             return value.func.value
     if (
         isinstance(value, cst.Attribute)
