@@ -28,6 +28,7 @@ from kernel_medic.tools.repair.rules.base import (
     _constexpr_params,
     _dotted,
     _expr,
+    _kernels,
     _mask_names,
     _names,
     _params,
@@ -47,19 +48,52 @@ def _crash(context: RuleContext | None) -> dict[str, Any]:
 
 
 def _pointer_params(fn: cst.FunctionDef) -> set[str]:
-    """Parameters that can only be pointers here: not constexpr, not scalar-annotated, never rebound."""
-    rebound = set()
+    """Names that can only be pointers here: parameters that are not constexpr, not scalar-annotated and
+    never rebound, and locals only ever assigned such a pointer plus an offset (`row_ptr = x_ptr + off`)."""
+    assigned: dict[str, list[cst.BaseExpression | None]] = {}
     for node in m.findall(fn.body, m.Assign() | m.AugAssign() | m.AnnAssign()):
-        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]  # type: ignore[attr-defined]
-        rebound |= {t.value for t in targets if isinstance(t, cst.Name)}
+        if isinstance(node, cst.Assign):
+            for t in node.targets:
+                if isinstance(t.target, cst.Name):
+                    assigned.setdefault(t.target.value, []).append(node.value)
+        elif isinstance(node, cst.AugAssign | cst.AnnAssign) and isinstance(node.target, cst.Name):
+            # `p += step` keeps a pointer a pointer; an annotated local is whatever its annotation says
+            keeps = isinstance(node, cst.AugAssign) and isinstance(
+                node.operator, cst.AddAssign | cst.SubtractAssign
+            )
+            assigned.setdefault(node.target.value, []).append(None if not keeps else _expr(node.target.value))
     out = set()
     for p in _params(fn):
         annotation = _dotted(p.annotation.annotation) if p.annotation else None
         if annotation in ("int", "float", "bool", "str") or p.name.value in _constexpr_params(fn):
             continue
-        if p.name.value not in rebound:
+        if p.name.value not in assigned:
             out.add(p.name.value)
+    grew = True
+    while grew:
+        grew = False
+        for name, values in assigned.items():
+            if name in out or not values:
+                continue
+            if all(v is not None and _offset_of(v, out | {name}) for v in values):
+                out.add(name)
+                grew = True
     return out
+
+
+def _offset_of(value: cst.BaseExpression, pointers: set[str]) -> bool:
+    """`p + e` / `e + p` / `p - e` with `p` a pointer (the pointer itself counts too)."""
+    if isinstance(value, cst.Name):
+        return value.value in pointers
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add | cst.Subtract):
+        left = isinstance(value.left, cst.Name | cst.BinaryOperation) and _offset_of(value.left, pointers)
+        right = (
+            isinstance(value.operator, cst.Add)
+            and isinstance(value.right, cst.Name)
+            and value.right.value in pointers
+        )
+        return left or right
+    return False
 
 
 def _single_index(sub: cst.Subscript) -> cst.BaseExpression | None:
@@ -117,20 +151,44 @@ def _mask_for(fn: cst.FunctionDef, index: str) -> str | None:
     title="a pointer indexed like an array instead of tl.load / tl.store",
     bug_class="type_mismatch",
     symptoms=("type_mismatch", "wrapper_launch_error", "compile_error", "runtime_error"),
-    per="kernel",
+    per="module",
 )
-def pointer_subscript(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+def pointer_subscript(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     """`v = p[idx]` -> `tl.load(p + idx)`, `p[idx] = v` -> `tl.store(p + idx, v)` (`p[idx] += v` loads
     first), `p[idx][mask]` -> with `mask=mask`. A single index only: `p[i, j]` needs strides nobody gave.
 
-    Offered twice when the kernel has one mask over the index's names: with that mask, and without."""
+    In every kernel at once (generated files repeat the mistake), then kernel by kernel; each with the
+    kernel's one mask over the index's names where it has one, and without."""
     if not _crash(context):
         return
+    offered: set[str] = set()
+    for with_masks in (True, False):
+        per_kernel = [(fn, *_accesses_as_calls(fn, with_masks)) for fn in _kernels(tree.module)]
+        per_kernel = [(fn, mapping, masked) for fn, mapping, masked in per_kernel if mapping]
+        options = []
+        if len(per_kernel) > 1:
+            everything = {k: v for _, mapping, _ in per_kernel for k, v in mapping.items()}
+            masked = any(masked for _, _, masked in per_kernel)
+            options.append((everything, "every kernel", masked))
+        options += [(mapping, fn.name.value, masked) for fn, mapping, masked in per_kernel]
+        for mapping, where, masked in options:
+            module = _replace_many(tree.module, mapping)
+            if module.code in offered:
+                continue
+            offered.add(module.code)
+            first = min(tree.line(n) for n in mapping)
+            label = " (with the kernel's mask)" if masked else ""
+            yield Edit(module, first, f"{where}: pointer indexing as tl.load/tl.store{label}")
+
+
+def _accesses_as_calls(fn: cst.FunctionDef, with_masks: bool) -> tuple[dict[cst.CSTNode, cst.CSTNode], bool]:
+    """The kernel's indexed reads and writes of pointers as tl.load / tl.store, and whether a mask was
+    inferred for any."""
     pointers = _pointer_params(fn)
-    if not pointers:
-        return
     stores: dict[cst.CSTNode, tuple[str, str, str | None]] = {}
     loads: dict[cst.CSTNode, tuple[str, str, str | None]] = {}
+    if not pointers:
+        return {}, False
     for node in m.findall(fn.body, m.Assign() | m.AugAssign()):
         if isinstance(node, cst.Assign):
             if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Subscript):
@@ -151,30 +209,24 @@ def pointer_subscript(tree: Tree, fn: cst.FunctionDef, context: RuleContext | No
             loads[sub] = access
     # `p[idx][mask]` also matches its inner `p[idx]`: keep the outer one only.
     loads = {k: v for k, v in loads.items() if not any(k is not o and _contains(o, k) for o in loads)}
-    if not stores and not loads:
-        return
-    offered: set[str] = set()
-    for with_masks in (True, False):
-        mapping: dict[cst.CSTNode, cst.CSTNode] = {}
-        for node, (pointer, index, mask) in loads.items():
-            mask = mask or (_mask_for(fn, index) if with_masks else None)
-            mapping[node] = _expr(f"tl.load({_address(pointer, index)}{_kw(mask)})")
-        for node, (pointer, index, mask) in stores.items():
-            assert isinstance(node, cst.Assign | cst.AugAssign)
-            mask = mask or (_mask_for(fn, index) if with_masks else None)
-            # the stored value with its own indexed loads rewritten too
-            value = _render(node.value.visit(_Swap(mapping)))
-            if isinstance(node, cst.AugAssign):
-                op = _render(node.operator).strip().removesuffix("=")
-                value = f"tl.load({_address(pointer, index)}{_kw(mask)}) {op} ({value})"
-            mapping[node] = cst.Expr(_expr(f"tl.store({_address(pointer, index)}, {value}{_kw(mask)})"))
-        module = _replace_many(tree.module, mapping)
-        if module.code in offered:
-            continue
-        offered.add(module.code)
-        first = min(tree.line(n) for n in mapping)
-        masked = " (with the kernel's mask)" if with_masks else ""
-        yield Edit(module, first, f"{fn.name.value}: pointer indexing as tl.load/tl.store{masked}")
+    mapping: dict[cst.CSTNode, cst.CSTNode] = {}
+    inferred = False
+    for node, (pointer, index, mask) in loads.items():
+        found = _mask_for(fn, index) if with_masks and mask is None else None
+        inferred = inferred or found is not None
+        mapping[node] = _expr(f"tl.load({_address(pointer, index)}{_kw(mask or found)})")
+    for node, (pointer, index, mask) in stores.items():
+        assert isinstance(node, cst.Assign | cst.AugAssign)
+        found = _mask_for(fn, index) if with_masks and mask is None else None
+        inferred = inferred or found is not None
+        mask = mask or found
+        # the stored value with its own indexed loads rewritten too
+        value = _render(node.value.visit(_Swap(mapping)))
+        if isinstance(node, cst.AugAssign):
+            op = _render(node.operator).strip().removesuffix("=")
+            value = f"tl.load({_address(pointer, index)}{_kw(mask)}) {op} ({value})"
+        mapping[node] = cst.Expr(_expr(f"tl.store({_address(pointer, index)}, {value}{_kw(mask)})"))
+    return mapping, inferred
 
 
 def _kw(mask: str | None) -> str:
