@@ -48,6 +48,14 @@ EXPECTED = {
         "interpreter_limitation",
         "y = tl.extra.cuda.libdevice.cyl_bessel_i0(x)",
     ),
+    # a pointer indexed like an array; a CUDA launch config; a device function called from host code
+    "pointer_index": ("compile_error", "type_mismatch", "x = x_ptr[offs]"),
+    "cuda_launch": (
+        "compile_error",
+        "wrapper_launch_error",
+        "affine_kernel[blocks, threads](x, out, n, BLOCK=128)",
+    ),
+    "device_fn_call": ("compile_error", "wrapper_launch_error", "y = x.to(tl.float32) * scale"),
 }
 
 

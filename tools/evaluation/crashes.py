@@ -15,8 +15,9 @@ from a Triton CompilationError's kernel-relative line. Classes, checked in this 
 - `import_error`: the module fails while being imported (a missing import, demo code at module level);
 - `constexpr_or_power_of_2`: a non-power-of-2 `tl.arange`, a shape argument that is not `tl.constexpr`;
 - `tile_size_constraint`: `tl.dot` tiles below 16, block shapes the backend refuses;
-- `wrapper_launch_error`: the host wrapper fails (grid not a tuple, wrong argument count, `.cuda()`...);
-- `type_mismatch`: incompatible dtypes or pointer types;
+- `wrapper_launch_error`: the host wrapper fails (grid not a tuple, wrong argument count, `.cuda()`, a
+  jit function called from host code instead of launched...);
+- `type_mismatch`: incompatible dtypes or pointer types (a pointer indexed like an array);
 - `output_allocation`: the output has the wrong shape or dtype (the reference's are in `expected`);
 - `other`.
 
@@ -76,6 +77,10 @@ _TYPES = re.compile(
     r"pointer|expected .*type|bitwidth|fp8|bf16|int64|float64|IncompatibleTypeError",
     re.I,
 )
+# Interpreted, a jit function called from host code runs as Python until its first `tl.` call.
+_HOST_CALLED = re.compile(r"forget to add @triton\.jit|_semantic` argument must be provided", re.I)
+_INDEXED = re.compile(r"object is not (?:iterable|subscriptable)|does not support item assignment", re.I)
+_LAUNCH_LINE = re.compile(r"\w\s*\[[^\]]*\]\s*\(")  # `kernel[grid](...)`
 # Where the crash happened, earliest first: progress is a crash that moved further along (see `stage`).
 _PHASE_STAGE = {"import": 0, "init": 1, "inputs": 1, "forward": 2, "output": 4}
 
@@ -100,7 +105,8 @@ def explain_error(err: dict[str, Any], source: str, kernels: set[str] | None = N
     text = f"{inner_type}: {inner_msg} {detail}"
     in_kernel = function in kernels
     raised_in = str(err.get("raised_in") or "")
-    klass = _classify(phase, inner_type or exc_type, text, code, in_kernel, raised_in)
+    host_called = in_kernel and function in _called_from_host(source, kernels)
+    klass = _classify(phase, inner_type or exc_type, text, code, in_kernel, raised_in, host_called)
     where = f"line {line} `{code[:80]}`" if line else "no line of the candidate in the traceback"
     record = {
         "class": klass,
@@ -120,7 +126,19 @@ def explain_error(err: dict[str, Any], source: str, kernels: set[str] | None = N
     return record
 
 
-def _classify(phase: str, exc_type: str, text: str, code: str, in_kernel: bool, raised_in: str) -> str:
+def _classify(
+    phase: str,
+    exc_type: str,
+    text: str,
+    code: str,
+    in_kernel: bool,
+    raised_in: str,
+    host_called: bool = False,
+) -> str:
+    if in_kernel and (host_called or _HOST_CALLED.search(text)):
+        # A @triton.jit function called from host code, never launched: whatever it then raised (the
+        # interpreter runs it as Python on whole tensors), the launch is what is missing, on any backend.
+        return "wrapper_launch_error"
     interp_file = "interpreter" in raised_in.rsplit("/", 1)[-1]
     if exc_type == "NotImplementedError" and (interp_file or "interpreter" in text.lower()):
         return "interpreter_limitation"
@@ -134,11 +152,13 @@ def _classify(phase: str, exc_type: str, text: str, code: str, in_kernel: bool, 
         return "import_error"  # a name never imported or defined: the same fix as at import time
     if not in_kernel and re.search(r"\bcuda\b|is_cuda|data_ptr\(", code):
         return "wrapper_launch_error"  # e.g. a bare `assert x.is_cuda` (no message to go by)
+    if in_kernel and _INDEXED.search(text) and "[" in code:
+        return "type_mismatch"  # a pointer indexed like an array: Triton loads and stores through calls
     if _POW2.search(text):
         return "constexpr_or_power_of_2"
     if in_kernel and _TILE.search(text):
         return "tile_size_constraint"
-    if not in_kernel and _LAUNCH.search(text):
+    if not in_kernel and (_LAUNCH.search(text) or _LAUNCH_LINE.search(code)):
         return "wrapper_launch_error"
     if _TYPES.search(text):
         return "type_mismatch"
@@ -158,6 +178,28 @@ def _why(klass: str, text: str) -> str:
         "wrapper_launch_error": "the host wrapper or the kernel launch is malformed",
         "type_mismatch": "incompatible dtypes or pointer types",
     }.get(klass, text[:120])
+
+
+def _called_from_host(source: str, kernels: set[str]) -> set[str]:
+    """The jit functions that host code calls by name (`f(x)`, not a launch `f[grid](x)`)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return set()
+    inside = {
+        id(node)
+        for fn in ast.walk(tree)
+        if isinstance(fn, ast.FunctionDef) and fn.name in kernels
+        for node in ast.walk(fn)
+    }
+    return {
+        node.func.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in kernels
+        and id(node) not in inside
+    }
 
 
 def _kernel_absolute_line(lines: list[str], first_line: str, relative: int) -> int | None:
