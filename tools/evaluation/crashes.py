@@ -105,7 +105,15 @@ def explain_error(err: dict[str, Any], source: str, kernels: set[str] | None = N
     text = f"{inner_type}: {inner_msg} {detail}"
     in_kernel = function in kernels
     raised_in = str(err.get("raised_in") or "")
-    host_called = in_kernel and function in _called_from_host(source, kernels)
+    # A jit function the host calls by name (`f(x)`, not a launch `f[grid](x)`), from the frame below it.
+    caller = frames[-2] if len(frames) > 1 else None
+    caller_code = lines[caller[0] - 1] if caller and 0 < caller[0] <= len(lines) else ""
+    host_called = (
+        in_kernel
+        and caller is not None
+        and caller[1] not in kernels
+        and re.search(rf"(?<![\w.]){re.escape(function)}\s*\(", caller_code) is not None
+    )
     klass = _classify(phase, inner_type or exc_type, text, code, in_kernel, raised_in, host_called)
     where = f"line {line} `{code[:80]}`" if line else "no line of the candidate in the traceback"
     record = {
@@ -178,28 +186,6 @@ def _why(klass: str, text: str) -> str:
         "wrapper_launch_error": "the host wrapper or the kernel launch is malformed",
         "type_mismatch": "incompatible dtypes or pointer types",
     }.get(klass, text[:120])
-
-
-def _called_from_host(source: str, kernels: set[str]) -> set[str]:
-    """The jit functions that host code calls by name (`f(x)`, not a launch `f[grid](x)`)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return set()
-    inside = {
-        id(node)
-        for fn in ast.walk(tree)
-        if isinstance(fn, ast.FunctionDef) and fn.name in kernels
-        for node in ast.walk(fn)
-    }
-    return {
-        node.func.id
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id in kernels
-        and id(node) not in inside
-    }
 
 
 def _kernel_absolute_line(lines: list[str], first_line: str, relative: int) -> int | None:

@@ -45,8 +45,8 @@ def _crash(context: RuleContext | None) -> dict[str, Any]:
 
 def _elementwise(fn: cst.FunctionDef) -> bool:
     calls = {_dotted(c.func) for c in m.findall(fn.body, m.Call()) if isinstance(c, cst.Call)}
-    if calls & _NOT_ELEMENTWISE or fn.params.star_arg not in (cst.MaybeSentinel.DEFAULT, None):
-        return False
+    if calls & _NOT_ELEMENTWISE or isinstance(fn.params.star_arg, cst.Param):
+        return False  # a bare `*` (keyword-only parameters follow) is fine, `*args` is not
     if fn.params.star_kwarg is not None:
         return False
     returns = [r for r in m.findall(fn.body, m.Return()) if isinstance(r, cst.Return)]
