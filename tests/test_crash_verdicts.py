@@ -186,3 +186,21 @@ def test_every_api_move_resolves_in_the_installed_triton() -> None:
     # tl names spelled off the top-level package, which never had them; triton's own names stay
     assert moved("triton.program_id") == "tl.program_id" and moved("triton.float32") == "tl.float32"
     assert moved("triton.math.atan2") == "tl.extra.cuda.libdevice.atan2" and moved("triton.cdiv") is None
+
+
+def test_a_jit_function_called_from_host_is_a_launch_error_only_where_the_host_calls_it() -> None:
+    source = (
+        "import triton\n\n@triton.jit\ndef f(x):\n    return x\n\n@triton.jit\ndef k(p):\n    f(p)\n\n"
+        "def wrap(x):\n    k[4](x)\n    return f(x)\n"
+    )
+    unsupported = {
+        "phase": "forward",
+        "type": "NotImplementedError",
+        "message": "libdevice.j1 has no CPU-interpreter equivalent; run this kernel on a GPU",
+    }
+    # `return f(x)` on the host: the launch is what is missing, whatever the interpreter then said
+    called = crashes.explain_error({**unsupported, "frames": [[13, "wrap"], [5, "f"]]}, source)
+    assert called["class"] == "wrapper_launch_error" and called["line"] == 5
+    # launched (`k[4](x)`, and k calls f): the interpreter's limit, labelled as such
+    launched = crashes.explain_error({**unsupported, "frames": [[12, "wrap"], [9, "k"], [5, "f"]]}, source)
+    assert launched["class"] == "interpreter_limitation"
