@@ -110,6 +110,27 @@ print(hits[0][0].id, kb.count())
     assert answers == {f"softmax-no-max-subtraction {len(load_seeds())}"}
 
 
+def test_a_store_open_in_this_process_finds_patterns_another_process_added(tmp_path: Path) -> None:
+    # Two kmedic runs on one machine share the default store: the second one's distilled patterns must not
+    # break the first one's retrieval (Chroma's in-memory index of the first did not know their ids).
+    kb = KnowledgeBase(tmp_path / "kb")
+    kb.add(PATTERN)
+    query = RetrievalQuery(text="histogram bin edge off by one", category="scan_index")
+    assert [p.id for p, _, _ in kb.search(query, k=3)] == ["test-pattern"]
+    add = f"""
+import sys
+from kernel_medic.vectordb.store import KnowledgeBase
+kb = KnowledgeBase(sys.argv[1])
+for i in range(3):
+    kb.add({{**{PATTERN!r}, "id": f"other-{{i}}", "title": f"Histogram bins off by one, variant {{i}}"}})
+"""
+    done = _python(add, tmp_path / "kb")
+    assert done.returncode == 0, done.stderr
+    found = {p.id for p, _, _ in kb.search(query, k=5)}
+    assert found == {"test-pattern", "other-0", "other-1", "other-2"}
+    assert kb.count() == 4
+
+
 def test_seeding_is_idempotent_and_picks_up_changed_seed_files(tmp_path: Path) -> None:
     seeds = tmp_path / "seeds"
     seeds.mkdir()

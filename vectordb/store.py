@@ -91,23 +91,44 @@ def _retry(fn: Callable[[], T], attempts: int = 8, lock_dir: Path | None = None)
     raise AssertionError("unreachable")
 
 
+def _stale(exc: Exception) -> bool:
+    """Whether Chroma failed because its in-memory vector index missed records another process wrote."""
+    return "error finding id" in str(exc).lower()
+
+
 class KnowledgeBase:
     def _do(self, fn: Callable[[], T]) -> T:
-        return _retry(fn, lock_dir=self.path)
+        try:
+            return _retry(fn, lock_dir=self.path)
+        except Exception as exc:  # noqa: BLE001 - see _stale
+            if not _stale(exc):
+                raise
+            # Another process (a second kmedic, a batch or Ray worker) added patterns since this client loaded
+            # the index: the records are on disk, only this process's copy is behind. Reload it and retry.
+            with _PROCESS_LOCK:  # no other thread is inside the client while it is replaced
+                self._open(file_lock=False)
+            return _retry(fn, lock_dir=self.path)
 
     def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else default_path()
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._client: Any = None
+        self._open()
+
+    def _open(self, file_lock: bool = True) -> None:
         import chromadb
         from chromadb.config import Settings
 
-        self.path = Path(path) if path is not None else default_path()
-        self.path.mkdir(parents=True, exist_ok=True)
+        if self._client is not None:
+            self._client.close()  # the last reference: Chroma drops the cached system, so the index reloads
         self._client = chromadb.PersistentClient(
             path=str(self.path), settings=Settings(anonymized_telemetry=False, allow_reset=False)
         )
-        self._col = self._do(
+        self._col = _retry(
             lambda: self._client.get_or_create_collection(
                 COLLECTION, embedding_function=MiniLMEmbedding(), metadata={"hnsw:space": "cosine"}
-            )
+            ),
+            lock_dir=self.path if file_lock else None,
         )
 
     # -- writing ------------------------------------------------------------------------------------------
@@ -215,7 +236,7 @@ class KnowledgeBase:
         return sorted(pats, key=lambda p: p.id)
 
     def count(self) -> int:
-        return int(self._do(self._col.count))
+        return int(self._do(lambda: self._col.count()))
 
     def search(self, query: RetrievalQuery, k: int = 5) -> list[tuple[Pattern, float, str]]:
         """The k best patterns as (pattern, score, why), best first."""
