@@ -50,6 +50,8 @@ class RepairResult:
     # Every LLM answer (form read, why refused, tokens, wall) and the time spent waiting for the LLM.
     llm_answers: list[dict[str, Any]] = field(default_factory=list)
     llm_wall_s: float = 0.0
+    start_verdict: str = ""  # the candidate as given
+    final_verdict: str = ""  # the best version's (a crash repaired into a near-miss ends as "mismatch")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -196,6 +198,8 @@ def result_from_state(state: RepairState, thread_id: str) -> RepairResult:
         warnings=list((state.get("best_report") or {}).get("warnings") or []),
         llm_answers=list(state.get("llm_answers") or []),
         llm_wall_s=round(float(state.get("llm_wall_s", 0.0)), 3),
+        start_verdict=str((state.get("initial_report") or {}).get("verdict", "")),
+        final_verdict=str(state.get("best_verdict", "") or ""),
     )
 
 

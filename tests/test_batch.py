@@ -58,7 +58,8 @@ def finished(out: Path) -> dict[str, dict]:
 def test_killed_batch_resumes_without_losing_or_repeating_a_case(tmp_path: Path) -> None:
     root, out = tmp_path / "problems", tmp_path / "out"
     expected = make_batch(root)
-    env = {**os.environ, "KMEDIC_HOME": str(tmp_path / "home")}
+    # The "wrong" cases search until a budget ends them: a short wall budget keeps that to seconds.
+    env = {**os.environ, "KMEDIC_HOME": str(tmp_path / "home"), "KMEDIC_WALL_BUDGET_S": "40"}
     proc = subprocess.Popen(
         batch_command(root, out), env=env, start_new_session=True,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -60,6 +60,11 @@ def test_bench_reports_rates_and_resumes(tmp_path: Path) -> None:
     for name in ("report.json", "report.md", "report.png"):
         assert (out / name).stat().st_size > 0
     assert "| softmax_attention | 1 | 1 | 100% |" in (out / "report.md").read_text()
+    by_name = {o["name"]: o for o in summary["outcomes"]}
+    assert by_name["softmax_attention_01_example"]["start_verdict"] == "mismatch"
+    assert by_name["softmax_attention_01_example"]["final_verdict"] == "pass"
+    assert by_name["elementwise_01_constant"]["final_verdict"] == "mismatch"
+    assert summary["crashes"] == 0 and summary["max_wall_s"] >= summary["median_wall_s"] > 0
     assert (out / "report.png").read_bytes()[:4] == b"\x89PNG"
 
     records = sorted((out / "cases").glob("*.json"))

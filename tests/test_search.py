@@ -12,7 +12,7 @@ from kernel_medic.tools.evaluation.problem import load_problem
 from kernel_medic.tools.repair.patchers import SCREEN_BATCH, SLIVER, OfflinePatcher, PatchRequest
 from kernel_medic.tools.repair.search import best_first, candidates, passing_cases
 from kernel_medic.tools.trace import source_hash
-from problems import scale_candidate, write_problem
+from problems import LIGHT_TOML, scale_candidate, write_problem
 
 # Two independent bugs: a grid by floor division leaves the tail unwritten, and `<=` writes one past the end.
 TWO_BUGS = scale_candidate(("mask = offs < n\n", "mask = offs <= n\n"), ("triton.cdiv(n, 256)", "n // 256"))
@@ -64,7 +64,8 @@ def run(folder: Path, tmp_path: Path, **overrides: object) -> RepairResult:
 
 
 def two_bug_problem(tmp_path: Path) -> Path:
-    return write_problem(tmp_path / "p", TWO_BUGS)
+    # Two seeds, no value variants or extra shapes: both bugs show on every case, at a fraction of the cost.
+    return write_problem(tmp_path / "p", TWO_BUGS, toml=LIGHT_TOML)
 
 
 def test_two_bugs_are_fixed_by_two_successive_patches(tmp_path: Path) -> None:

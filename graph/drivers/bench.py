@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_medic.tools.evaluation.corpus import CATEGORIES, CorpusCase
+from kernel_medic.tools.evaluation.crashes import CRASH_VERDICTS
 from kernel_medic.tools.trace import read_trace
 
 
@@ -37,6 +38,9 @@ class CaseOutcome:
     integrity_rejections: int  # fixes the loop accepted (they passed every test) but the gate refused
     looked_at: bool  # the case was read while writing rules (its rate is reported apart)
     error: str = ""
+    start_verdict: str = ""  # the candidate's verdict as given
+    final_verdict: str = ""  # the best version's verdict at the end
+    crash_class: str = ""  # the candidate's crash class, when it crashed
 
 
 RepairFn = Callable[[CorpusCase, int, Path], CaseOutcome]
@@ -118,6 +122,7 @@ def summarize(outcomes: list[CaseOutcome], attempts: int) -> dict[str, Any]:
                 "pass_at_1": rate(group),
                 "repaired": sum(o.status == "repaired" for o in group),
             }
+    crashed = [o for o in firsts if o.start_verdict in CRASH_VERDICTS]
     unseen = [o for o in firsts if not o.looked_at]
     seen = [o for o in firsts if o.looked_at]
     return {
@@ -131,6 +136,7 @@ def summarize(outcomes: list[CaseOutcome], attempts: int) -> dict[str, Any]:
         "cases_looked_at": len(seen),
         "categories": categories,
         "median_wall_s": _median([o.wall_s for o in firsts]),
+        "max_wall_s": max((o.wall_s for o in firsts), default=0.0),
         "median_wall_s_per_success": _median([o.wall_s for o in successes]),
         "mean_iterations_per_success": _mean([o.iterations for o in successes]),
         # Cost per success counts every call spent, the failed cases' too (as the paper does).
@@ -141,6 +147,11 @@ def summarize(outcomes: list[CaseOutcome], attempts: int) -> dict[str, Any]:
         "median_diff_lines": _median([o.diff_lines for o in successes]),
         "max_diff_lines": max((o.diff_lines for o in successes), default=0),
         "stop_reasons": _counts(o.stop_reason for o in firsts),
+        # Crashes as given: how many ended passing, and how many were fixed into near-misses (no crash left).
+        "crashes": len(crashed),
+        "crashes_repaired": sum(o.status == "repaired" for o in crashed),
+        "crashes_to_near_miss": sum(_near_miss(o) for o in crashed),
+        "crash_classes": _counts(o.crash_class for o in crashed),
         "outcomes": [asdict(o) for o in sorted(outcomes, key=lambda o: (o.name, o.attempt))],
     }
 
@@ -167,7 +178,7 @@ def markdown(summary: dict[str, Any], title: str) -> str:
         f"({summary['cases_looked_at']} cases)",
         f"- Median wall time per case: {summary['median_wall_s']:.1f} s; per success: "
         f"{summary['median_wall_s_per_success']:.1f} s; iterations per success: "
-        f"{summary['mean_iterations_per_success']:.2f}",
+        f"{summary['mean_iterations_per_success']:.2f}; longest case: {summary.get('max_wall_s', 0.0):.1f} s",
         f"- LLM calls / tokens per success: {summary['llm_calls_per_success']:.2f} / "
         f"{summary['llm_tokens_per_success']:.0f}",
         "- Integrity rejections (accepted by the loop, refused by the gate): "
@@ -176,6 +187,12 @@ def markdown(summary: dict[str, Any], title: str) -> str:
         f"max {summary['max_diff_lines']}",
         f"- Stop reasons: {', '.join(f'{k}: {v}' for k, v in summary['stop_reasons'].items())}",
     ]
+    if summary.get("crashes"):
+        lines.append(
+            f"- Crashes as given: {summary['crashes']}; repaired {summary['crashes_repaired']}, fixed into "
+            f"near-misses {summary['crashes_to_near_miss']}; classes: "
+            + ", ".join(f"{k or 'unclassified'}: {v}" for k, v in summary["crash_classes"].items())
+        )
     regen = summary.get("regenerate")
     if regen:
         n = regen["attempts"]
@@ -193,13 +210,14 @@ def markdown(summary: dict[str, Any], title: str) -> str:
         lines.append(f"| {category} | {row['cases']} | {row['repaired']} | {row['pass_at_1']:.0%} |")
     lines += [
         "",
-        "| case | status | stop reason | score | iterations | diff lines | wall s |",
-        "|---|---|---|---:|---:|---:|---:|",
+        "| case | status | stop reason | verdict: given → best | score | iterations | diff lines | wall s |",
+        "|---|---|---|---|---:|---:|---:|---:|",
     ]
     for o in summary["outcomes"]:
         if o["attempt"] == 0:
+            verdicts = f"{o.get('start_verdict') or '?'} → {o.get('final_verdict') or '?'}"
             lines.append(
-                f"| {o['name']} | {o['status']} | {o['stop_reason']} | {o['score']:.4f} | "
+                f"| {o['name']} | {o['status']} | {o['stop_reason']} | {verdicts} | {o['score']:.4f} | "
                 f"{o['iterations']} | {o['diff_lines']} | {o['wall_s']:.1f} |"
             )
     return "\n".join(lines) + "\n"
@@ -284,6 +302,10 @@ def _failed(case: CorpusCase, attempt: int, error: str) -> CaseOutcome:
         getattr(case, "looked_at", False),
         error,
     )
+
+
+def _near_miss(outcome: CaseOutcome) -> bool:
+    return outcome.status != "repaired" and outcome.final_verdict == "mismatch"
 
 
 def _per(total: float, count: int) -> float:

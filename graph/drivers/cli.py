@@ -574,6 +574,9 @@ def _bench(args: argparse.Namespace) -> int:
             integrity_rejections=integrity_rejections(result.trace_path),
             looked_at=case.looked_at,
             error=result.error,
+            start_verdict=result.start_verdict,
+            final_verdict=result.final_verdict,
+            crash_class=str((result.crash or {}).get("class", "")),
         )
 
     outcomes = run_bench(
