@@ -25,6 +25,8 @@ from verdict_problems import (
     EXCLUSIVE_SCAN_REFERENCE,
     HALF_MEAN_CANDIDATE,
     HALF_MEAN_REFERENCE,
+    IN_PLACE_CANDIDATE,
+    IN_PLACE_REFERENCE,
     MATMUL_CANDIDATE,
     MATMUL_DROPS_K_TAIL,
     MATMUL_REFERENCE,
@@ -175,3 +177,29 @@ def test_the_integrity_gate_judges_by_the_same_bar(
     # rounding is allowed, and a derived shape outside the kernel's domain is a note, not a refusal.
     result = audit(load_problem(write_problem(tmp_path, candidate, reference)), evaluator)
     assert result.verdict == "clean", [f.to_dict() for f in result.findings]
+
+
+def test_an_input_the_reference_updates_in_place_must_be_updated_the_same_way(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    honest = full(
+        evaluator, write_problem(tmp_path / "honest", IN_PLACE_CANDIDATE, IN_PLACE_REFERENCE, VALUES_ONLY)
+    )
+    assert honest.verdict == "pass", (failing(honest), honest.symptoms[:3])
+    assert audit(load_problem(tmp_path / "honest"), evaluator).verdict == "clean"
+
+    skipped = IN_PLACE_CANDIDATE.replace("    tl.store(y_ptr + offs, x * 2.0, mask=mask)\n", "")
+    report = full(evaluator, write_problem(tmp_path / "skipped", skipped, IN_PLACE_REFERENCE, VALUES_ONLY))
+    assert report.verdict == "mismatch" and report.score == 1.0  # the output is right, the update missing
+    assert "input_update_wrong:1" in report.cases[0].relationships
+
+    wrong = IN_PLACE_CANDIDATE.replace("tl.store(y_ptr + offs, x * 2.0,", "tl.store(y_ptr + offs, x * 3.0,")
+    report = full(evaluator, write_problem(tmp_path / "wrong", wrong, IN_PLACE_REFERENCE, VALUES_ONLY))
+    assert report.verdict == "mismatch" and "input_update_wrong:1" in report.cases[0].relationships
+
+    # The reference leaves x alone: writing into it is still a failure.
+    clobbers = IN_PLACE_CANDIDATE.replace(
+        "    tl.store(out_ptr", "    tl.store(x_ptr + offs, x * 0.0, mask=mask)\n    tl.store(out_ptr"
+    )
+    report = full(evaluator, write_problem(tmp_path / "clobbers", clobbers, IN_PLACE_REFERENCE, VALUES_ONLY))
+    assert report.verdict == "mismatch" and "input_modified:0" in report.cases[0].relationships

@@ -307,3 +307,48 @@ class ModelNew(nn.Module):
         row_mean_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), BLOCK=block)
         return out
 """
+
+# A reference that updates an input in place (TritonBench's `y.copy_(...)` operators): the update is part of
+# what it computes, so a candidate must leave the input as the reference does, and only then.
+IN_PLACE_REFERENCE = """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x, y):
+        y.copy_(x * 2.0)
+        return y + 1.0
+
+
+def get_inputs():
+    return [torch.randn(4, 1000), torch.randn(4, 1000)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+IN_PLACE_CANDIDATE = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def update_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, x * 2.0, mask=mask)
+    tl.store(out_ptr + offs, x * 2.0 + 1.0, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, y):
+        out = torch.empty_like(x)
+        n = x.numel()
+        update_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
+        return out
+"""

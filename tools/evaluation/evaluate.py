@@ -126,6 +126,8 @@ class _Reference:
     # float64 reruns of the reference: exact, and on perturbed inputs (see numerics.py)
     outputs64: list[torch.Tensor] | None = None
     outputs64p: list[torch.Tensor] | None = None
+    # Inputs the reference itself updates in place: index -> the input as the reference leaves it
+    inputs_updated: dict[int, torch.Tensor] = field(default_factory=dict)
 
 
 ProgressFn = Callable[[int, int, CaseResult], None]
@@ -338,6 +340,7 @@ def _reference_from(spec: CaseSpec, outcome: JobOutcome) -> _Reference | str:
         res["state_dict"],
         res.get("outputs64"),
         res.get("outputs64p"),
+        dict(res.get("inputs_updated") or []),
     )
 
 
@@ -370,9 +373,23 @@ def _compare_case(problem: Problem, ref: _Reference, result: dict[str, Any], wal
         relationships.append("nondeterministic")
         symptoms.append("two runs on the same inputs gave different outputs (uninitialised reads or races)")
     for i, (before, after) in enumerate(zip(ref.inputs, result["inputs_after"])):
-        if isinstance(before, torch.Tensor) and not _same(before, after):
+        if not isinstance(before, torch.Tensor):
+            continue
+        expected = ref.inputs_updated.get(i)
+        if expected is None and not _same(before, after):
             relationships.append(f"input_modified:{i}")
             symptoms.append(f"input {i} was modified in place by the candidate")
+        elif expected is not None:
+            # The reference updates this input in place: the candidate must leave it updated the same way,
+            # judged like an output.
+            tol, slack, _ = _bar(problem.config, ref.spec, expected, (None, None), overrides)
+            if not isinstance(after, torch.Tensor) or after.shape != expected.shape:
+                update_ok = False
+            else:
+                update_ok = compare(after, expected, tol, tensor_inputs, slack=slack).verdict == "pass"
+            if not update_ok:
+                relationships.append(f"input_update_wrong:{i}")
+                symptoms.append(f"input {i} is not left as the reference's in-place update leaves it")
     stray = 0
     for pads in result["canaries"]:
         damage, count = _canary_damage(pads)

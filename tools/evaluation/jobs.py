@@ -64,9 +64,16 @@ def reference_case(payload: dict[str, Any]) -> dict[str, Any]:
         inputs = _phase("inputs", lambda: list(module.get_inputs()))
         inputs = _shape_inputs(inputs, case, seed)
         # Clones: the inputs handed back must be pristine even if the reference works in place.
-        outputs = _phase("forward", lambda: _run(model, [_clone(x) for x in inputs], device))
+        worked_on = [_clone(x) for x in inputs]
+        outputs = _phase("forward", lambda: _run(model, worked_on, device))
     except PhaseError as err:
         return {"error": _describe(err)}
+    # A reference that updates an input in place (`y.copy_(...)`) makes that update part of the contract.
+    updated = [
+        (i, after.detach().cpu())
+        for i, (before, after) in enumerate(zip(inputs, worked_on))
+        if isinstance(before, torch.Tensor) and not _unchanged(before, after)
+    ]
     float64 = float64_outputs(model, [_clone(x) for x in inputs], lambda m, xs: _run(m, xs, device))
     return {
         "init_inputs": init_inputs,
@@ -75,6 +82,7 @@ def reference_case(payload: dict[str, Any]) -> dict[str, Any]:
         "outputs64": float64[0] if float64 else None,
         "outputs64p": float64[1] if float64 else None,
         "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+        "inputs_updated": updated,
     }
 
 
@@ -238,6 +246,14 @@ def _own(x: Any) -> Any:
         return x
     x = x.detach().cpu()
     return torch.empty_strided(x.shape, x.stride(), dtype=x.dtype).copy_(x)
+
+
+def _unchanged(before: torch.Tensor, after: torch.Tensor) -> bool:
+    same = before.shape == after.shape and before.dtype == after.dtype and bool(torch.equal(before, after))
+    if same or not before.is_floating_point() or before.shape != after.shape:
+        return same
+    nans = before.isnan()
+    return bool(torch.equal(nans, after.isnan()) and torch.equal(before.nan_to_num(), after.nan_to_num()))
 
 
 def _clone(x: Any) -> Any:

@@ -311,8 +311,14 @@ def judge_runs(problem: Problem, reference: dict[str, Any], audited: dict[str, A
                 add("nondeterministic", "suspicious", f"{label}: two calls on the same inputs differ")
         else:
             add("held_back_mismatch", "suspicious", f"{label}: output differs from the reference's")
+    updated = dict(reference.get("inputs_updated") or [])
     for i, (before, after) in enumerate(zip(reference["inputs"]["a"], audited["inputs_after"])):
-        if isinstance(before, torch.Tensor) and not _identical([before], [after]):
+        if not isinstance(before, torch.Tensor):
+            continue
+        if i in updated:  # the reference updates it in place: the candidate must update it the same way
+            if not isinstance(after, torch.Tensor) or not _matches([after], [updated[i]], overrides):
+                add("input_modified", "suspicious", f"input {i} not updated in place as the reference does")
+        elif not _identical([before], [after]):
             add("input_modified", "suspicious", f"input {i} was modified in place by forward")
     if audited.get("many"):
         out += _judge_many(problem, reference, audited["many"], overrides)

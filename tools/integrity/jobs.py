@@ -28,6 +28,7 @@ from kernel_medic.tools.evaluation.jobs import (
     _padded_copy,
     _phase,
     _run,
+    _unchanged,
 )
 from kernel_medic.tools.evaluation.numerics import float64_outputs
 from torch.overrides import TorchFunctionMode
@@ -95,10 +96,17 @@ def reference_audit(payload: dict[str, Any]) -> dict[str, Any]:
         sets["random"] = [_randomized(x, seed_b) for x in sets["a"]]
         recorder = _RecordOps()
         outputs: dict[str, list[torch.Tensor]] = {}
+        updated: list[tuple[int, torch.Tensor]] = []
         for name, inputs in sets.items():
             copies = [_clone(x) for x in inputs]
             with recorder if name == "a" else nullcontext():
                 outputs[name] = _phase("forward", lambda copies=copies: _run(model, copies, device))
+            if name == "a":  # what the reference updates in place is part of its contract (see the evaluator)
+                updated = [
+                    (i, after.detach().cpu())
+                    for i, (before, after) in enumerate(zip(inputs, copies))
+                    if isinstance(before, torch.Tensor) and not _unchanged(before, after)
+                ]
     except PhaseError as err:
         return {"error": _describe(err)}
     float64 = {
@@ -112,6 +120,7 @@ def reference_audit(payload: dict[str, Any]) -> dict[str, Any]:
         "outputs64": {name: pair[0] if pair else None for name, pair in float64.items()},
         "outputs64p": {name: pair[1] if pair else None for name, pair in float64.items()},
         "ops": sorted(recorder.ops),
+        "inputs_updated": updated,
         "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
     }
 
