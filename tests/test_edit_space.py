@@ -12,7 +12,7 @@ from kernel_medic.tools.repair.edit_space import EDITS, generate
 from kernel_medic.tools.repair.mutations import MUTATIONS
 from kernel_medic.tools.repair.patchers import OfflinePatcher
 from kernel_medic.tools.repair.rules.base import RuleContext
-from kernel_medic.tools.repair.search import candidates
+from kernel_medic.tools.repair.search import candidates, light_score
 from kernel_medic.tools.repair.spec_checks import spec_gaps, spec_hypotheses
 from problems import LIGHT_TOML, OPAQUE_SCALE_REFERENCE, scale_candidate, write_problem
 from test_search import request_for
@@ -216,3 +216,78 @@ def test_two_mistakes_in_one_statement_are_fixed_by_a_pair_of_edits(tmp_path: Pa
     assert outcome.proposal is not None and "; then " in outcome.proposal.description
     assert evaluate(outcome.proposal.source, "full")["verdict"] == "pass"
     assert "x * 2.0" in outcome.proposal.source and "+ 1.0" not in outcome.proposal.source
+
+
+ROW_LSE_REFERENCE = """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.logsumexp(x, dim=-1)
+
+
+BATCH = 4
+ROWS = 12
+D = 64
+
+
+def get_inputs():
+    return [torch.randn(BATCH, ROWS, D)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+# One program per row, but the grid counts the blocks of one row (one program): every other row of the
+# `torch.empty` output is never written. The block is the row length itself, so odd lengths are outside the
+# kernel's domain (the micro tier's own shape among them).
+ROW_LSE_CANDIDATE = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_lse(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + pid * BLOCK + cols, mask=cols < n, other=-float("inf"))
+    top = tl.max(x, axis=0)
+    total = tl.sum(tl.exp(x - top), axis=0)
+    tl.store(out_ptr + pid, top + tl.log(total))
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        d = x.shape[-1]
+        out = torch.empty(x.shape[:-1], dtype=x.dtype)
+        block = min(d, 1024)
+        grid = (triton.cdiv(d, 1024),)
+        row_lse[grid](x, out, d, BLOCK=block)
+        return out
+"""
+
+
+def test_a_grid_too_small_for_the_output_is_sized_by_the_output(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    found = {rw.description for rw in generate(ROW_LSE_CANDIDATE, None, [22])}
+    assert {"forward: grid[0] = out.numel()", "forward: grid[0] = x.numel() // x.shape[-1]"} <= {
+        d.split(" (line")[0] for d in found
+    }
+    problem = load_problem(write_problem(tmp_path / "p", ROW_LSE_CANDIDATE, ROW_LSE_REFERENCE))
+
+    def evaluate(source: str, tier: str) -> dict:
+        return evaluator.evaluate(problem.with_candidate(source), tier=tier).to_dict()
+
+    report = evaluate(ROW_LSE_CANDIDATE, "full")
+    assert report["verdict"] == "mismatch"
+    micro = evaluate(ROW_LSE_CANDIDATE, "micro")
+    assert 0 <= light_score(micro) < 1  # judged on the micro tier's other shapes, not "cannot judge"
+    request = request_for(ROW_LSE_CANDIDATE, report=report, reference_source=ROW_LSE_REFERENCE)
+    outcome = OfflinePatcher(evaluate, workers=2, namespace=str(tmp_path)).propose(request)
+    assert outcome.proposal is not None, outcome.error
+    assert outcome.proposal.rule == "edit_grid"
+    assert evaluate(outcome.proposal.source, "full")["verdict"] == "pass"

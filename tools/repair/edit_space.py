@@ -501,6 +501,7 @@ def edit_grid(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
                 continue
             entries = [e.value for e in grid.elements]
             options = sizes + [f"triton.cdiv({s}, {b})" for s in sizes for b in blocks]
+            options += _covering(fn, launch, blocks)
             for i, entry in enumerate(entries):
                 for option in options:
                     if option != _render(entry):
@@ -509,6 +510,44 @@ def edit_grid(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
                 for option in sizes:
                     new = _expr("(" + ", ".join([*(_render(e) for e in entries), option]) + ",)")
                     yield tree.edit(grid, new, f"{fn.name.value}: grid gets a dimension {option}")
+
+
+_ALLOCATORS = {
+    "torch.empty", "torch.zeros", "torch.ones", "torch.full", "torch.empty_like", "torch.zeros_like",
+    "torch.ones_like", "torch.full_like", "torch.empty_strided",
+}  # fmt: skip
+
+
+def _covering(fn: cst.FunctionDef, launch: cst.Call, blocks: list[str]) -> list[str]:
+    """Grid sizes that cover an output the wrapper allocates or an input handed to the kernel: one program
+    per element, per block of elements, per leading index or per row of the last dimension.
+
+    A grid left at one program, at the number of blocks of one row, or at a size that is not the output's
+    leaves most of a `torch.empty` unwritten (the commonest real-world near-miss): these are its fixes.
+    """
+    outputs = [
+        name
+        for targets, value in _assignments(fn.body)
+        if isinstance(value, cst.Call) and _dotted(value.func) in _ALLOCATORS
+        for name in sorted(targets)
+    ]
+    # Tensors the wrapper was given (a parameter without a None default) and hands to the kernel.
+    given = {
+        p.name.value
+        for p in _params(fn)
+        if not (isinstance(p.default, cst.Name) and p.default.value == "None")
+    }
+    handed = [
+        a.value.value
+        for a in launch.args
+        if isinstance(a.value, cst.Name) and a.value.value in given - _scalar_names(fn)
+    ]
+    options: list[str] = []
+    for name in dict.fromkeys([*outputs, *handed]):
+        options += [f"{name}.numel()", f"{name}.shape[0]", f"{name}.numel() // {name}.shape[-1]"]
+        if name in outputs:
+            options += [f"triton.cdiv({name}.numel(), {b})" for b in blocks]
+    return options
 
 
 EDITS: dict[str, Rule] = {r.id: r for r in (*rules_of(__name__), *rules_of(spec_checks.__name__))}
