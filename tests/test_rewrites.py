@@ -5,6 +5,8 @@ from difflib import SequenceMatcher
 from pathlib import Path
 
 import pytest
+from kernel_medic.graph.api import repair
+from kernel_medic.graph.config import RepairConfig
 from kernel_medic.tools.repair.rules import (
     host,
     layout,
@@ -17,6 +19,7 @@ from kernel_medic.tools.repair.rules import (
 )
 from kernel_medic.tools.repair.rules.base import Rewrite, RuleContext
 from kernel_medic.tools.repair.rules.registry import RULES, propose, rank_rules
+from problems import LIGHT_TOML, write_problem
 
 REPO = Path(__file__).resolve().parents[1]
 HEADER = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
@@ -213,6 +216,44 @@ def test_floor_division_in_a_name_the_grid_uses() -> None:
 def test_cdiv_and_ceiling_division_grids_are_untouched() -> None:
     assert by_rule(FLOOR_GRID.replace("(n // 128,)", "(triton.cdiv(n, 128),)"), "grid_cdiv") == []
     assert by_rule(FLOOR_GRID.replace("(n // 128,)", "((n + 128 - 1) // 128,)"), "grid_cdiv") == []
+
+
+# ---------------------------------------------------------------- program_blind_index
+
+# Every program loads and stores the same first block: the kernel never reads its program id, the grid is 1.
+PROGRAM_BLIND = kernel("""
+    @triton.jit
+    def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        mask = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+    class ModelNew(torch.nn.Module):
+        def forward(self, x):
+            out = torch.empty_like(x)
+            scale[(1,)](x, out, x.numel(), BLOCK=256)
+            return out
+""")
+
+
+def test_a_program_blind_kernel_gets_a_program_offset_and_a_grid_over_the_output() -> None:
+    (rw,) = by_rule(PROGRAM_BLIND, "program_blind_index")
+    assert "offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)" in rw.source
+    assert "scale[(triton.cdiv(out.numel(), 256),)](x, out, x.numel(), BLOCK=256)" in rw.source
+    one = PROGRAM_BLIND.replace("BLOCK=256", "BLOCK=1")
+    (rw,) = by_rule(one, "program_blind_index")
+    assert "scale[(out.numel(),)]" in rw.source
+    # A kernel that reads its program id is not program-blind, whatever its grid.
+    aware = PROGRAM_BLIND.replace("offs = tl.arange", "offs = tl.program_id(0) + tl.arange")
+    assert by_rule(aware, "program_blind_index") == []
+
+
+def test_a_program_blind_kernel_is_repaired_end_to_end(tmp_path: Path) -> None:
+    folder = write_problem(tmp_path / "p", PROGRAM_BLIND, toml=LIGHT_TOML)
+    result = repair(folder, None, RepairConfig(strategy="offline", workers=2), trace=tmp_path / "t.jsonl")
+    assert result.status == "repaired", (result.stop_reason, [a["description"] for a in result.attempts])
+    assert result.attempts[0]["rule"] == "program_blind_index"
 
 
 # ---------------------------------------------------------------- fp32_accumulator

@@ -19,6 +19,8 @@ from kernel_medic.tools.repair.rules.base import (
     _for_loops,
     _is_arange,
     _is_number,
+    _kernels,
+    _launches,
     _names,
     _params,
     _render,
@@ -242,3 +244,96 @@ def k_loop_tail(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) ->
 
 
 RULES = rules_of(__name__)
+
+
+# ---------------------------------------------------------------- programs that all do the same work
+
+
+@rule(
+    "program_blind_index",
+    title="offset a program-blind index by the program id and size the grid by the output",
+    bug_class="grid_coverage",
+    symptoms=("untouched_region", "zero_region", "garbage_region", "constant_ratio", "shape"),
+    per="module",
+    guarded=True,
+)
+def program_blind_index(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """A kernel that never reads `tl.program_id` indexes the same block in every program (`idx =
+    tl.arange(0, BLOCK)` and a grid of one): its block becomes the program's block, `pid * BLOCK +
+    tl.arange(0, BLOCK)`, and each launch's grid becomes the blocks of the output the wrapper allocates.
+
+    Two sites change together: neither alone writes more of the output (more programs write the same block;
+    an offset with one program still writes one block).
+    """
+    kernels = {k.name.value: k for k in _kernels(tree.module)}
+    for name, kernel in kernels.items():
+        if _calls(kernel.body, "tl.program_id"):
+            continue
+        for stmt in m.findall(kernel.body, m.Assign(value=m.Call())):
+            assert isinstance(stmt, cst.Assign)
+            call = stmt.value
+            if not isinstance(call, cst.Call) or _dotted(call.func) != "tl.arange" or len(call.args) != 2:
+                continue
+            start = call.args[0].value
+            if not isinstance(start, cst.Integer) or start.value != "0":
+                continue
+            block = tree.code(call.args[1].value)
+            offset = _expr(f"tl.program_id(0) * {block} + {tree.code(call)}")
+            first = Tree(tree.replace(call, offset).code)
+            host_block = _host_value(first, name, block)
+            if host_block is None:
+                continue
+            for launch in _launches(first.module):
+                if _dotted(launch.func.value) != name:  # type: ignore[attr-defined]
+                    continue
+                grid = _grid_node(first, launch)
+                output = _allocated_output(first, launch)
+                if grid is None or output is None:
+                    continue
+                size = f"{output}.numel()"
+                if host_block != "1":
+                    size = f"triton.cdiv({size}, {host_block})"
+                new = first.replace(grid, _expr(f"({size},)"))
+                what = f"{name}: block offset by the program id, grid = {size}"
+                yield Edit(_with_triton_import(new), tree.line(stmt), what)
+
+
+def _host_value(tree: Tree, kernel: str, block: str) -> str | None:
+    """The host's value of a kernel's block size: a literal, or what launches pass for that parameter."""
+    if block.isdigit():
+        return block
+    for launch in _launches(tree.module):
+        if _dotted(launch.func.value) != kernel:  # type: ignore[attr-defined]
+            continue
+        for arg in launch.args:
+            if arg.keyword is not None and arg.keyword.value == block:
+                return tree.code(arg.value)
+    return None
+
+
+def _grid_node(tree: Tree, launch: cst.Call) -> cst.BaseExpression | None:
+    """The grid expression written in the launch, or the value of the name the launch uses."""
+    grid = launch.func.slice[0].slice  # type: ignore[attr-defined]
+    expr = grid.value if isinstance(grid, cst.Index) else None
+    if isinstance(expr, cst.Name):
+        for targets, value in _assignments(tree.module):
+            if expr.value in targets:
+                expr = value
+    return expr if isinstance(expr, cst.Tuple | cst.Lambda) else None
+
+
+_ALLOCATORS = ("torch.empty", "torch.zeros", "torch.empty_like", "torch.zeros_like", "torch.ones_like")
+
+
+def _allocated_output(tree: Tree, launch: cst.Call) -> str | None:
+    """A tensor the wrapper allocates with torch and hands to this launch."""
+    allocated = {
+        name
+        for targets, value in _assignments(tree.module)
+        if isinstance(value, cst.Call) and _dotted(value.func) in _ALLOCATORS
+        for name in targets
+    }
+    for arg in launch.args:
+        if isinstance(arg.value, cst.Name) and arg.value.value in allocated:
+            return arg.value.value
+    return None

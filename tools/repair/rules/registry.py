@@ -60,6 +60,7 @@ RULES: dict[str, Rule] = {
         masks.mask_le_to_lt,
         masks.store_mask,
         loops.grid_cdiv,
+        loops.program_blind_index,
         precision.fp32_accumulator,
         numerics.eps_inside_sqrt,
         normalisation.divide_by_n_not_block,
