@@ -291,3 +291,40 @@ def test_a_grid_too_small_for_the_output_is_sized_by_the_output(tmp_path: Path, 
     assert outcome.proposal is not None, outcome.error
     assert outcome.proposal.rule == "edit_grid"
     assert evaluate(outcome.proposal.source, "full")["verdict"] == "pass"
+
+
+# Two kernels in one wrapper; the second is handed the first one's output instead of the input.
+CHAINED_WRONG_INPUT = """\
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def double(a, b, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(b + offs, tl.load(a + offs, mask=offs < n) * 2.0, mask=offs < n)
+
+
+@triton.jit
+def halve(a, b, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(b + offs, tl.load(a + offs, mask=offs < n) * 0.5, mask=offs < n)
+
+
+def both(x, scale: float = 1.0):
+    doubled = torch.empty_like(x)
+    halved = torch.empty_like(x)
+    n = x.numel()
+    double[(triton.cdiv(n, 256),)](x, doubled, n, BLOCK=256)
+    halve[(triton.cdiv(n, 256),)](doubled, halved, n, BLOCK=256)
+    return doubled, halved
+"""
+
+
+def test_a_tensor_handed_to_a_launch_can_become_another_tensor_of_the_wrapper() -> None:
+    found = [rw for rw in generate(CHAINED_WRONG_INPUT, None, [24]) if rw.rule == "edit_launch_tensor"]
+    fixes = [rw for rw in found if "halve[(triton.cdiv(n, 256),)](x, halved, n, BLOCK=256)" in rw.source]
+    assert len(fixes) == 1 and "launch argument doubled -> x" in fixes[0].description
+    # Scalars and the wrapper's float parameter are never offered as tensors.
+    assert not any("-> n" in rw.description or "-> scale" in rw.description for rw in found)

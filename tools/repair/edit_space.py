@@ -512,6 +512,31 @@ def edit_grid(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
                     yield tree.edit(grid, new, f"{fn.name.value}: grid gets a dimension {option}")
 
 
+@rule("edit_launch_tensor", title="a tensor handed to a kernel becomes another tensor of the wrapper",
+      bug_class="edit:variable", per="module", guarded=True)  # fmt: skip
+def edit_launch_tensor(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """The wrong tensor handed to a launch (a later kernel fed the previous one's output instead of the
+    input, two outputs swapped): each tensor argument becomes each other tensor the wrapper holds."""
+    for fn in _host_functions(tree.module):
+        scalars = _scalar_names(fn) | _CONSTANTS
+        allocated = [
+            name
+            for targets, value in _assignments(fn.body)
+            if isinstance(value, cst.Call) and _dotted(value.func) in _ALLOCATORS
+            for name in sorted(targets)
+        ]
+        params = [p.name.value for p in _params(fn) if p.name.value not in scalars | {"self"}]
+        tensors = list(dict.fromkeys([*params, *allocated]))
+        for launch in _launches(fn):  # type: ignore[arg-type]
+            for arg in launch.args:
+                if not isinstance(arg.value, cst.Name) or arg.value.value not in tensors:
+                    continue
+                for other in tensors:
+                    if other != arg.value.value:
+                        what = f"{fn.name.value}: launch argument {arg.value.value} -> {other}"
+                        yield tree.edit(arg.value, cst.Name(other), what)
+
+
 _ALLOCATORS = {
     "torch.empty", "torch.zeros", "torch.ones", "torch.full", "torch.empty_like", "torch.zeros_like",
     "torch.ones_like", "torch.full_like", "torch.empty_strided",
@@ -555,6 +580,7 @@ EDITS: dict[str, Rule] = {r.id: r for r in (*rules_of(__name__), *rules_of(spec_
 # Cheaper-to-believe edit types first within one statement (one line may carry many edits).
 _TYPE_ORDER = (
     "edit_contiguous", "mut_add_mask", "mut_load_other", "mut_compare", "mut_bound_pm1", "edit_grid",
+    "edit_launch_tensor",
     "edit_spec_divisor", "mut_program_id", "edit_reduction", "edit_acc_dtype", "edit_variable",
     "edit_index_term", "edit_row_offset", "mut_swap_args", "edit_function", "edit_operator", "mut_literal",
     "edit_constant",
