@@ -138,8 +138,9 @@ def _offline(state: RepairState, mutations: bool) -> OfflinePatcher:
         mutations=mutations,
         namespace=namespace,
         localise=localiser if mutations and config.localise else None,
-        # One proposal's screening never runs far past the run's wall budget.
-        time_budget_s=max(5.0, min(PROPOSAL_BUDGET_S, config.wall_budget_s - state.get("wall_s", 0.0))),
+        # One proposal never runs far past the run's wall budget: its full-tier checks may take as long
+        # again as its screening, so the screening gets half of what is left.
+        time_budget_s=max(5.0, min(PROPOSAL_BUDGET_S, (config.wall_budget_s - state.get("wall_s", 0.0)) / 2)),
     )
 
 
