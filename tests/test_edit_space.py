@@ -328,3 +328,11 @@ def test_a_tensor_handed_to_a_launch_can_become_another_tensor_of_the_wrapper() 
     assert len(fixes) == 1 and "launch argument doubled -> x" in fixes[0].description
     # Scalars and the wrapper's float parameter are never offered as tensors.
     assert not any("-> n" in rw.description or "-> scale" in rw.description for rw in found)
+
+
+def test_a_function_the_reference_does_not_apply_can_be_dropped() -> None:
+    source = scale_candidate(("out_ptr + offs, x * 2.0", "out_ptr + offs, tl.log(x) * 2.0"))
+    found = candidates(source, [])
+    unwrapped = [rw for rw in found if rw.description.startswith("scale_kernel: tl.log(x) -> x")]
+    assert len(unwrapped) == 1 and "tl.log" not in unwrapped[0].source
+    assert unwrapped[0].source == scale_candidate()

@@ -96,6 +96,18 @@ def edit_function(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) 
         for other in _function_alternatives(name or ""):
             new = call.with_changes(func=_expr(other))
             yield tree.edit(call, new, f"{fn.name.value}: {name} -> {other}")
+        # A function applied that the reference does not apply (a value already in log space logged again).
+        prefix, _, short = (name or "").rpartition(".")
+        one_arg = len(call.args) == 1 and call.args[0].keyword is None
+        if prefix in _TL_PREFIXES and short in _UNARY and one_arg:
+            inner = call.args[0].value
+            yield tree.edit(call, inner, f"{fn.name.value}: {tree.code(call)} -> {tree.code(inner)}")
+
+
+_TL_PREFIXES = ("tl", "tl.math", "libdevice", "tl.extra.cuda.libdevice")
+_UNARY = {
+    "exp", "exp2", "log", "log2", "log1p", "sqrt", "rsqrt", "abs", "sigmoid", "erf", "tanh", "sin", "cos",
+}  # fmt: skip
 
 
 # ---------------------------------------------------------------- constants
