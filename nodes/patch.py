@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import statistics
+import time
 from typing import Any
 
 from kernel_medic.graph.runtime import (
@@ -106,8 +109,21 @@ def _offline(state: RepairState, mutations: bool) -> OfflinePatcher:
     problem = problem_for(state)
     reference = source_hash(state.get("reference_source", ""))
 
+    walls: dict[str, list[float]] = {}
+
     def evaluate(source: str, tier: str) -> dict[str, Any]:
-        return evaluator.evaluate(problem.with_candidate(source), tier=tier).to_dict()  # type: ignore[arg-type]
+        # An edit can make a kernel loop for ever (a loop step of 0, a bound of n * n): screening it must not
+        # cost the problem's whole timeout. Once a few screenings have run, one gets a few times their median.
+        seen = walls.setdefault(tier, [])
+        target = problem
+        if tier != "full" and len(seen) >= SCREEN_SAMPLES:
+            limit = min(problem.config.timeout_s, max(SCREEN_TIMEOUT_FLOOR_S, 5 * statistics.median(seen)))
+            target = dataclasses.replace(problem, config=dataclasses.replace(problem.config, timeout_s=limit))
+        start = time.monotonic()
+        report = evaluator.evaluate(target.with_candidate(source), tier=tier).to_dict()  # type: ignore[arg-type]
+        if report.get("verdict") != "timeout" and len(seen) < 64:
+            seen.append(time.monotonic() - start)
+        return report
 
     # Per run: what another run (or a replay's original) learned in this process must not change this
     # run's decisions, or replays would diverge.
@@ -145,6 +161,10 @@ def _offline(state: RepairState, mutations: bool) -> OfflinePatcher:
 
 
 _LOCALISED: dict[tuple[str, str], list[int]] = {}
+SCREEN_SAMPLES = 3
+"""Screenings timed before the screening timeout applies."""
+SCREEN_TIMEOUT_FLOOR_S = 5.0
+"""The shortest screening timeout (a loaded machine's slow screening is not a hang)."""
 
 
 def _delta(outcome: PatchOutcome, state: RepairState) -> dict[str, Any]:
