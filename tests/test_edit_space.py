@@ -336,3 +336,11 @@ def test_a_function_the_reference_does_not_apply_can_be_dropped() -> None:
     unwrapped = [rw for rw in found if rw.description.startswith("scale_kernel: tl.log(x) -> x")]
     assert len(unwrapped) == 1 and "tl.log" not in unwrapped[0].source
     assert unwrapped[0].source == scale_candidate()
+
+
+def test_a_cuda_style_blocks_threads_launch_becomes_one_axis_for_an_axis_0_kernel() -> None:
+    cuda = scale_candidate(("scale_kernel[(triton.cdiv(n, 256),)]", "scale_kernel[triton.cdiv(n, 256), 128]"))
+    offered = {rw.source for rw in candidates(cuda, []) if rw.rule == "edit_grid"}
+    assert scale_candidate() in offered  # every program repeated 128 times: back to one axis
+    both_axes = cuda.replace("tl.program_id(0)", "tl.program_id(0) + 0 * tl.program_id(1)")
+    assert not any("grid = (" in rw.description for rw in candidates(both_axes, []) if rw.rule == "edit_grid")

@@ -508,12 +508,21 @@ def edit_grid(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
         sizes = sorted(n for n in _scalar_names(fn) if not n.isupper() or len(n) <= 2)
         blocks = sorted(n for n in _scalar_names(fn) if "block" in n.lower())
         for launch in _launches(fn):  # type: ignore[arg-type]
+            options = sizes + [f"triton.cdiv({s}, {b})" for s in sizes for b in blocks]
+            options += _covering(fn, launch, blocks)
+            assert isinstance(launch.func, cst.Subscript)
+            if len(launch.func.slice) > 1 and _axes_read(tree.module, launch) <= {0}:
+                # `kernel[blocks, threads]` (CUDA's launch) runs as a 2-D grid repeating every program: one
+                # axis, resized.
+                first = launch.func.slice[0].slice
+                head = [_render(first.value)] if isinstance(first, cst.Index) else []
+                for option in dict.fromkeys([*head, *options]):
+                    new_func = _expr(f"{_render(launch.func.value)}[({option},)]")
+                    yield tree.edit(launch.func, new_func, f"{fn.name.value}: grid = ({option},)")
             grid = _grid_tuple(tree, launch, fn)
             if grid is None:
                 continue
             entries = [e.value for e in grid.elements]
-            options = sizes + [f"triton.cdiv({s}, {b})" for s in sizes for b in blocks]
-            options += _covering(fn, launch, blocks)
             for i, entry in enumerate(entries):
                 for option in options:
                     if option != _render(entry):
@@ -522,6 +531,24 @@ def edit_grid(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
                 for option in sizes:
                     new = _expr("(" + ", ".join([*(_render(e) for e in entries), option]) + ",)")
                     yield tree.edit(grid, new, f"{fn.name.value}: grid gets a dimension {option}")
+            if len(entries) > 1 and _axes_read(tree.module, launch) <= {0}:
+                # CUDA habit: (blocks, threads per block) for a kernel that reads only axis 0. The extra
+                # axes repeat every program (and multiply an interpreter's cost): one axis, resized.
+                for option in dict.fromkeys([_render(entries[0]), *options]):
+                    yield tree.edit(grid, _expr(f"({option},)"), f"{fn.name.value}: grid = ({option},)")
+
+
+def _axes_read(module: cst.Module, launch: cst.Call) -> set[int]:
+    """The `tl.program_id` axes the launched kernel reads ({99} when one is not a literal)."""
+    name = _dotted(launch.func.value) if isinstance(launch.func, cst.Subscript) else None
+    axes: set[int] = set()
+    for kernel in _kernels(module):
+        if kernel.name.value != name:
+            continue
+        for call in _calls(kernel.body, "tl.program_id"):
+            arg = call.args[0].value if call.args else None
+            axes.add(int(arg.value) if isinstance(arg, cst.Integer) else 99)
+    return axes if name else {99}
 
 
 @rule("edit_launch_tensor", title="a tensor handed to a kernel becomes another tensor of the wrapper",
