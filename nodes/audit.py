@@ -60,6 +60,12 @@ def audit(state: RepairState) -> dict[str, Any]:
         f"{f.rule} at line {f.line}: {f.evidence}" for f in findings
     )
     delta = {"integrity": integrity, "pending": None, "feedback": feedback}
+    if outcome == "cheat" and source == state.get("original_source"):
+        # The candidate as given already passes every test and is a cheat (it computes on the host, never
+        # launches its kernel...): no small edit turns that into an honest kernel, so stop instead of patching
+        # around it until a budget ends the run.
+        delta.update(status="rejected", stop_reason="cheat_as_given")
+        return delta
     reason = stop_reason(state, config)
     if reason is not None:
         delta.update(status="rejected", stop_reason=reason)

@@ -114,10 +114,11 @@ def test_a_cheat_proposed_by_the_llm_ends_rejected_never_repaired(
 
 
 @pytest.mark.parametrize(
-    ("stem", "reference"), [("cheat_sleeper", "scale"), ("cheat_tensor_subclass", "scale")]
+    ("stem", "reference", "passes_as_given"),
+    [("cheat_sleeper", "scale", False), ("cheat_tensor_subclass", "scale", True)],
 )
 def test_a_candidate_that_is_already_a_cheat_is_never_repaired(
-    tmp_path: Path, stem: str, reference: str
+    tmp_path: Path, stem: str, reference: str, passes_as_given: bool
 ) -> None:
     folder = write_problem(
         tmp_path / "p",
@@ -129,6 +130,10 @@ def test_a_candidate_that_is_already_a_cheat_is_never_repaired(
     result = repair(folder, None, config, trace=tmp_path / "t.jsonl", checkpoint_db=tmp_path / "cp.sqlite")
     assert result.status != "repaired" and result.repaired_source is None, (result.status, result.integrity)
     assert result.integrity["verdict"] != "clean"
+    if passes_as_given:  # a cheat that already passes every test is refused at once: no patch is tried
+        assert (result.status, result.stop_reason, result.iterations) == ("rejected", "cheat_as_given", 0)
+    else:  # the sleeper fails the judge first: the loop patches, and the gate refuses what passes
+        assert result.stop_reason != "cheat_as_given"
 
 
 # -- default-deny static rules on small sources ---------------------------------------------------------
