@@ -558,12 +558,7 @@ def edit_launch_tensor(tree: Tree, context: RuleContext | None) -> Iterator[Edit
     input, two outputs swapped): each tensor argument becomes each other tensor the wrapper holds."""
     for fn in _host_functions(tree.module):
         scalars = _scalar_names(fn) | _CONSTANTS
-        allocated = [
-            name
-            for targets, value in _assignments(fn.body)
-            if isinstance(value, cst.Call) and _dotted(value.func) in _ALLOCATORS
-            for name in sorted(targets)
-        ]
+        allocated = _allocated(fn)
         params = [p.name.value for p in _params(fn) if p.name.value not in scalars | {"self"}]
         tensors = list(dict.fromkeys([*params, *allocated]))
         for launch in _launches(fn):  # type: ignore[arg-type]
@@ -582,6 +577,16 @@ _ALLOCATORS = {
 }  # fmt: skip
 
 
+def _allocated(fn: cst.FunctionDef) -> list[str]:
+    """Names the wrapper binds to a tensor it allocates with torch, in source order."""
+    return [
+        name
+        for targets, value in _assignments(fn.body)
+        if isinstance(value, cst.Call) and _dotted(value.func) in _ALLOCATORS
+        for name in sorted(targets)
+    ]
+
+
 def _covering(fn: cst.FunctionDef, launch: cst.Call, blocks: list[str]) -> list[str]:
     """Grid sizes that cover an output the wrapper allocates or an input handed to the kernel: one program
     per element, per block of elements, per leading index or per row of the last dimension.
@@ -589,12 +594,7 @@ def _covering(fn: cst.FunctionDef, launch: cst.Call, blocks: list[str]) -> list[
     A grid left at one program, at the number of blocks of one row, or at a size that is not the output's
     leaves most of a `torch.empty` unwritten (the commonest real-world near-miss): these are its fixes.
     """
-    outputs = [
-        name
-        for targets, value in _assignments(fn.body)
-        if isinstance(value, cst.Call) and _dotted(value.func) in _ALLOCATORS
-        for name in sorted(targets)
-    ]
+    outputs = _allocated(fn)
     # Tensors the wrapper was given (a parameter without a None default) and hands to the kernel.
     given = {
         p.name.value
