@@ -48,6 +48,23 @@ def test_unwritten_tail_is_a_mismatch_shown_as_untouched_trailing_region(
     assert report.score == pytest.approx(1 - 8 / 4000)
 
 
+def test_an_unwritten_tail_of_a_strided_empty_like_is_nan_on_every_run(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    # On the non-contiguous input, empty_like(x) keeps x's strides (a form the harness leaves to torch): its
+    # unwritten elements must still be poisoned, not stale memory that changes the evidence from run to run.
+    cand = scale_candidate(
+        ("mask = offs < n\n", "mask = offs < n - 8\n"), ("        x = x.contiguous()\n", "")
+    )
+    folder = write_problem(tmp_path, cand)
+    cases = [
+        next(c for c in evaluate(evaluator, folder, tier="full").cases if c.name == "noncontig")
+        for _ in range(2)
+    ]
+    assert [c.nan_count for c in cases] == [8, 8]
+    assert cases[0].relationships == cases[1].relationships
+
+
 def test_wrong_constant_is_a_mismatch_with_a_constant_ratio(evaluator: Evaluator, tmp_path: Path) -> None:
     report = evaluate(evaluator, write_problem(tmp_path, scale_candidate(("x * 2.0", "x * 3.0"))))
     assert report.verdict == "mismatch"

@@ -362,6 +362,18 @@ def _canary_allocations(buffers: list[tuple[str, torch.Tensor, int]], arena: Any
         counter["n"] += 1
         return body.view(shape)
 
+    def poisoned(t: torch.Tensor, poison: bool) -> torch.Tensor:
+        # A form left to torch still must not hand the kernel stale memory: a run's unwritten output
+        # would then differ from run to run, and so would the verdict's evidence.
+        if poison and isinstance(t, torch.Tensor) and t.numel():
+            if t.dtype.is_floating_point:
+                t.fill_(float("nan"))
+            elif (bits := canary_bits(t.dtype, "alloc")) is not None:
+                t.fill_(bits[1])
+            else:
+                t.zero_()
+        return t
+
     def simple(kwargs: dict[str, Any]) -> bool:
         return (
             kwargs.get("out") is None
@@ -381,7 +393,8 @@ def _canary_allocations(buffers: list[tuple[str, torch.Tensor, int]], arena: Any
                 tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)) else size
             )
             if not simple(kwargs) or not all(isinstance(s, int) for s in shape):
-                return original(*size, **kwargs)
+                fresh = original(*size, **kwargs)
+                return fresh if kwargs.get("out") is not None else poisoned(fresh, poison)
             dtype = kwargs.get("dtype") or torch.get_default_dtype()
             return make(tuple(shape), dtype, kwargs.get("device") or "cpu", poison)
 
@@ -396,7 +409,7 @@ def _canary_allocations(buffers: list[tuple[str, torch.Tensor, int]], arena: Any
                 fmt == torch.preserve_format and input.is_contiguous()
             )
             if not contiguous or not simple(kwargs):
-                return original(input, memory_format=fmt, **kwargs)
+                return poisoned(original(input, memory_format=fmt, **kwargs), poison)
             dtype = kwargs.get("dtype") or input.dtype
             return make(tuple(input.shape), dtype, kwargs.get("device") or input.device, poison)
 
