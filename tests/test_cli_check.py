@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from problems import scale_candidate, write_problem
+from problems import SCALE_REFERENCE, scale_candidate, write_problem
 
 REPO = Path(__file__).resolve().parents[1]
 KMEDIC = str(Path(sys.executable).parent / "kmedic")
@@ -59,10 +59,11 @@ def _bad(tmp_path: Path, *args: str) -> str:
 
 def test_bad_inputs_are_one_line_and_exit_2(tmp_path: Path) -> None:
     syntax = write_problem(
-        tmp_path / "syntax", scale_candidate(("def forward(self, x):", "def forward(self, x)"))
+        tmp_path / "syntax", scale_candidate(("def forward(self, x):", "def forward(self, x)")),
+        reference=SCALE_REFERENCE + "\nrows = = 3\n",
     )
     line = _bad(tmp_path, str(syntax))
-    assert "candidate.py:" in line and "SyntaxError" in line
+    assert "reference.py:" in line and "SyntaxError" in line
     no_model = write_problem(tmp_path / "nomodel", scale_candidate(("class ModelNew", "class Other")))
     assert "ModelNew" in _bad(tmp_path, str(no_model))
     assert "does-not-exist" in _bad(tmp_path, str(tmp_path / "does-not-exist"))
@@ -75,6 +76,13 @@ def test_bad_inputs_are_one_line_and_exit_2(tmp_path: Path) -> None:
     assert data["verdict"] == "compile_error" and data["crash"]["class"] == "import_error"
     assert data["crash"]["line"] == 4 and data["crash"]["code"] == "1 / 0"
     assert data["cases"][0]["crash"]["exception"] == "ZeroDivisionError"
+    # So is a candidate that is not valid Python (prose left after the code): its crash names the line.
+    prose = write_problem(tmp_path / "prose", scale_candidate() + "\nThe kernel doubles x.\n")
+    proc = kmedic("check", str(prose), "--tier", "light", "--json")
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["verdict"] == "compile_error" and data["crash"]["exception"] == "SyntaxError"
+    assert data["crash"]["code"] == "The kernel doubles x."
 
 
 def test_help_describes_the_command() -> None:

@@ -50,6 +50,8 @@ FIXABLE = {
     "cuda_context": "host_device",
     "unknown_kw": "unknown_keyword",
     "device_fn_call": "device_function_launch",
+    "syntax_prose": "syntax_salvage",
+    "syntax_fenced": "syntax_salvage",
 }
 
 
@@ -65,6 +67,21 @@ def test_a_crash_rule_turns_each_fixture_into_a_passing_kernel(evaluator: Evalua
     assert mine, [(rw.rule, rw.description) for rw in rewrites]
     verdicts = [evaluator.evaluate(problem.with_candidate(rw.source), tier="light").verdict for rw in mine]
     assert "pass" in verdicts, [(rw.description, v) for rw, v in zip(mine, verdicts)]
+
+
+def test_syntax_salvage_offers_only_sources_that_parse_and_nothing_for_valid_python() -> None:
+    tabs = "import torch\n\n\nclass ModelNew:\n    def forward(self, x):\n\t\tif x is None:\n"
+    tabs += "            return x\n"
+    rewrites = propose(tabs, ["syntax_salvage"])
+    assert rewrites and all(compile(rw.source, "c.py", "exec") for rw in rewrites)
+    assert any("expand tabs" in rw.description and "return x" in rw.source for rw in rewrites)
+    assert not any("class ModelNew" not in rw.source for rw in rewrites)  # the entry point is never cut
+    assert propose(tabs.replace("\t\t", " " * 8), ["syntax_salvage"]) == []
+    # Prose between two functions: the paragraph goes, the code after it stays.
+    prose = "def f():\n    return 1\n\nThis helper returns one.\n\ndef g():\n    return 2\n"
+    rewrites = propose(prose, ["syntax_salvage"])
+    assert rewrites[0].source == "def f():\n    return 1\n\n\ndef g():\n    return 2\n"
+    assert rewrites[0].line == 4
 
 
 def test_crash_rules_stay_silent_without_a_crash() -> None:
@@ -104,6 +121,14 @@ def test_two_crashes_are_fixed_one_after_the_other(tmp_path: Path) -> None:
     first = result.attempts[0]
     assert first["rule"] == "host_device" and "; then launch grid as a tuple" in first["description"]
     assert first["verdict"] == "pass" and len(result.attempts) == 1, result.attempts
+
+
+def test_a_chat_answer_with_prose_and_fences_is_repaired_not_bad_input(tmp_path: Path) -> None:
+    # The generation as a chat model returns it: a sentence, two fenced blocks, notes. Not valid Python.
+    result = run("syntax_fenced", tmp_path)
+    assert result.status == "repaired" and result.integrity["verdict"] == "clean", result.stop_reason
+    assert result.start_verdict == "compile_error" and result.attempts[0]["rule"] == "syntax_salvage"
+    assert "```" not in result.repaired_source and "class ModelNew" in result.repaired_source
 
 
 def test_a_generation_broken_many_times_over_is_repaired_in_one_run(tmp_path: Path) -> None:

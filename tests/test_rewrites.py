@@ -395,9 +395,10 @@ def test_propose_deduplicates_identical_results() -> None:
     assert len(propose(source, ["contiguous_inputs", "contiguous_inputs"])) == 1
 
 
-def test_propose_on_unparsable_text_is_empty() -> None:
-    assert propose("def broken(:\n    return\n") == []
-    assert propose("class ModelNew(\n") == []
+def test_propose_on_unparsable_text_offers_only_the_text_rule() -> None:
+    assert {rw.rule for rw in propose("def broken(:\n    return\n")} <= {"syntax_salvage"}
+    assert propose("def broken(:\n    return\n", ["contiguous_inputs", "store_mask"]) == []
+    assert propose("class ModelNew(\n") == []  # mending it would cut the entry point away
 
 
 def test_rank_rules_orders_by_matching_symptoms() -> None:

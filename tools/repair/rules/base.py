@@ -142,6 +142,7 @@ class Rule:
     bug_class: str
     symptoms: tuple[str, ...]
     apply: RuleFn
+    text: bool = False  # works on the text: the one kind of rule offered for a source that does not parse
 
 
 # ---------------------------------------------------------------- shared helpers
@@ -217,24 +218,25 @@ def rule(
     title: str,
     bug_class: str,
     symptoms: tuple[str, ...] = (),
-    per: Literal["kernel", "forward", "module"] = "kernel",
+    per: Literal["kernel", "forward", "module", "text"] = "kernel",
     guarded: bool = False,
 ) -> Callable[[Match], Rule]:
     """Make a `Rule` of a generator of edits and register it with its module's `rules_of`.
 
     The generator gets the parsed source and the context, and also each `@triton.jit` kernel in turn
     (`per="kernel"`) or `ModelNew.forward` (`per="forward"`, skipped when absent); `per="module"` gets the
-    whole module once. Unparsable source proposes nothing; so does a `guarded` rule that meets code it cannot
-    read, rather than stopping the repair loop.
+    whole module once; `per="text"` gets the source text itself, parsed or not. Otherwise unparsable source
+    proposes nothing; so does a `guarded` rule that meets code it cannot read, rather than stopping the repair
+    loop.
     """
 
     def register(match: Match) -> Rule:
         def apply(source: str, context: RuleContext | None = None) -> list[Rewrite]:
-            tree = _tree(source)
-            if tree is None:
+            tree = _tree(source) if per != "text" else None
+            if tree is None and per != "text":
                 return []
             try:
-                edits = list(_edits(match, per, tree, context))
+                edits = list(match(source, context) if tree is None else _edits(match, per, tree, context))
             except (*_FAILURES, cst.ParserSyntaxError):
                 if not guarded:
                     raise
@@ -242,7 +244,7 @@ def rule(
             return [Rewrite(id, f"{e.what} (line {e.line})", e.module.code, e.line) for e in edits]
 
         apply.__name__ = apply.__qualname__ = match.__name__
-        made = Rule(id, title, bug_class, symptoms, apply)
+        made = Rule(id, title, bug_class, symptoms, apply, text=per == "text")
         _REGISTERED.setdefault(match.__module__, []).append(made)
         return made
 

@@ -13,6 +13,7 @@ from kernel_medic.tools.repair.rules import (
     crash_kernel,
     crash_launch,
     crash_lift,
+    crash_syntax,
     formula,
     host,
     index,
@@ -32,6 +33,7 @@ RULES: dict[str, Rule] = {
     rule.id: rule
     for rule in (
         # Crash rules first: they act only on a reported crash, and a crash hides every other symptom.
+        crash_syntax.syntax_salvage,
         crash_api.api_moves_rule,
         crash_api.kernel_host_math,
         crash_api.drop_unused_import,
@@ -146,7 +148,7 @@ def propose(
     if unknown:
         raise ValueError(f"unknown rewrite rule(s): {', '.join(unknown)}")
     if _tree(source) is None:
-        return []
+        ids = [i for i in ids if RULES[i].text]  # only a text rule can mend a source that does not parse
     seen, out = {source}, []
     for rule_id in ids:
         for rewrite in RULES[rule_id].apply(source, context):
