@@ -52,6 +52,7 @@ FIXABLE = {
     "device_fn_call": "device_function_launch",
     "syntax_prose": "syntax_salvage",
     "syntax_fenced": "syntax_salvage",
+    "dot_small_k": "dot_min_tile",
 }
 
 

@@ -90,6 +90,13 @@ KERNELS = textwrap.dedent(
         tl.store(o + offs, tl.load(x + offs, mask=m) * 2, mask=m)
 
 
+    @triton.jit
+    def dot_kernel(a, b, c, B: tl.constexpr):
+        r = tl.arange(0, B)
+        tile = r[:, None] * B + r[None, :]
+        tl.store(c + tile, tl.dot(tl.load(a + tile), tl.load(b + tile)))
+
+
     torch.manual_seed(0)
     x = torch.randn(200)
     N = 200
@@ -137,8 +144,28 @@ KERNELS = textwrap.dedent(
         return torch.equal(o, x * 2)
 
 
+    def dot(n, dtype):
+        a, b = torch.randn(n, n).to(dtype), torch.randn(n, n).to(dtype)
+        c = torch.empty(n, n)
+        dot_kernel[(1,)](a, b, c, B=n)
+        return torch.allclose(c, a.float() @ b.float(), atol=1e-3)
+
+
+    def dot_fp32_k8():
+        return dot(8, torch.float32)
+
+
+    def dot_fp32_k4():
+        return dot(4, torch.float32)
+
+
+    def dot_fp16_k8():
+        return dot(8, torch.float16)
+
+
     results = {}
-    for case in (autotune, libdevice_math, libdevice_unsupported, float_scalar, bf16, fp32):
+    for case in (autotune, libdevice_math, libdevice_unsupported, float_scalar, bf16, fp32, dot_fp32_k8,
+                 dot_fp32_k4, dot_fp16_k8):
         try:
             outcome = "ok" if case() else "wrong result"
         except Exception as exc:
@@ -232,3 +259,11 @@ def test_install_refuses_a_compiled_triton(runs: dict[str, Any]) -> None:
         "refused: interpreter shims need TRITON_INTERPRET=1 set before triton is imported"
     )
 
+
+
+def test_dot_tiles_the_gpu_refuses_are_refused_here_too(runs: dict[str, Any]) -> None:
+    # The bare interpreter runs any tl.dot; an NVIDIA GPU needs K >= 8 (32-bit) or K >= 16 (16-bit).
+    assert [runs["plain"][k]["outcome"] for k in ("dot_fp32_k4", "dot_fp16_k8")] == ["ok", "ok"]
+    assert runs["shim"]["dot_fp32_k8"]["outcome"] == "ok"
+    assert "K >= 8" in runs["shim"]["dot_fp32_k4"]["outcome"]
+    assert "K >= 16" in runs["shim"]["dot_fp16_k8"]["outcome"]

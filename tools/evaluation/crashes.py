@@ -62,6 +62,7 @@ _POW2 = re.compile(
 )
 _TILE = re.compile(
     r">= ?16|at least 16|must be >= \d+|minimum (?:tile|block)|tl\.dot.*shape|dot.*(?:M|N|K) ?>=|"
+    r"shapes should have M >=|"
     r"out of resource|shared memory",
     re.I,
 )

@@ -14,6 +14,10 @@ Each shim records a note when it acts, so a result obtained through it is never 
 4. bfloat16: the interpreter stores bf16 as uint16 and its arithmetic is unreliable. ``GridExecutor.__call__``
    is wrapped to note launches with bf16 tensors (nothing is fixed); the wrapper also tracks the running
    kernel's name for the other notes.
+5. dot shapes: the interpreter lets ``tl.dot`` take any tile (its minimum is 1 x 1 x 1), where an NVIDIA GPU
+   refuses a K below 8 (32-bit), 16 (16-bit) or 32 (8-bit) and operands of different widths. A kernel the
+   GPU would not compile must not pass here, so the interpreter asks for the GPU's bounds: such a kernel
+   crashes as it would on the GPU (`tile_size_constraint`), with Triton's own message.
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ def install() -> None:
     _patch_autotuner()
     _patch_libdevice()
     _patch_launch()
+    _patch_dot_bounds()
     _installed = True
 
 
@@ -337,3 +342,26 @@ def _patch_launch() -> None:
 
     interpreter._implicit_cvt = implicit_cvt
     interpreter.GridExecutor.__call__ = call
+
+
+# 5. dot shapes
+
+
+def _gpu_min_dot_size(lhs_type: Any, rhs_type: Any) -> tuple[int, int, int]:
+    """(M, N, K) minimums of an NVIDIA GPU for `tl.dot` (Triton's nvidia backend, 3.x)."""
+    bits = lhs_type.scalar.primitive_bitwidth
+    assert bits == rhs_type.scalar.primitive_bitwidth, "lhs and rhs bitwidth must be the same"
+    return (1, 1, {8: 32, 64: 4, 32: 8}.get(bits, 16))
+
+
+def _patch_dot_bounds() -> None:
+    from triton.runtime import interpreter
+
+    original_init = interpreter.InterpreterBuilder.__init__
+
+    def init(self: Any) -> None:
+        original_init(self)
+        self.codegen_fns["min_dot_size"] = _gpu_min_dot_size
+
+    interpreter.InterpreterBuilder.__init__ = init
+    interpreter.interpreter_builder.codegen_fns["min_dot_size"] = _gpu_min_dot_size

@@ -57,6 +57,7 @@ RULES: dict[str, Rule] = {
         crash_kernel.unknown_keyword,
         crash_launch.pow2_block,
         crash_launch.add_constexpr,
+        crash_launch.dot_min_tile,
         crash_launch.output_allocation,
         numerics.neutral_other_max,
         masks.mask_le_to_lt,
