@@ -37,7 +37,7 @@ def after_intake(state: RepairState) -> Literal["evaluate", "__end__"]:
 
 
 def after_evaluate(state: RepairState) -> Literal["audit", "diagnose", "__end__"]:
-    if state.get("status") in ("invalid", "unrepaired"):  # bad input, or a CPU-interpreter limitation
+    if state.get("status") in ("invalid", "unrepaired"):  # bad input, a CPU-interpreter limitation, a stub
         return END
     return "audit" if state.get("best_verdict") == "pass" else "diagnose"
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from kernel_medic.graph.runtime import config_of, evaluator_for, problem_for, traced
 from kernel_medic.graph.state import RepairState
+from kernel_medic.tools.diagnosis.static_features import stub_kernels
 from kernel_medic.tools.evaluation.problem import InvalidProblem
 from kernel_medic.tools.trace import append_event, digest
 
@@ -36,7 +37,16 @@ def evaluate(state: RepairState) -> dict[str, Any]:
         "best_report": data,
         "initial_report": data,
     }
-    if (report.crash or {}).get("class") == "interpreter_limitation":
+    stubs = stub_kernels(problem.candidate_source) if report.verdict != "pass" else []
+    if stubs:
+        # Nothing to repair, only a kernel to write: stopping here saves a search that cannot succeed.
+        names = ", ".join(stubs)
+        delta.update(
+            status="unrepaired",
+            stop_reason="stub_kernel",
+            error=f"kernel {names} has no body (only pass, ... or a docstring): write it, or regenerate",
+        )
+    elif (report.crash or {}).get("class") == "interpreter_limitation":
         # Not the kernel's bug: labelled, never "repaired" (the graph ends here, see builder.after_evaluate).
         evidence = report.crash["evidence"]
         delta.update(status="unrepaired", stop_reason="interpreter_limitation", error=evidence)

@@ -10,6 +10,7 @@ CPU-interpreter limitation is labelled and never repaired.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +184,20 @@ def test_an_interpreter_limitation_is_labelled_and_never_repaired(tmp_path: Path
     assert result.status == "unrepaired" and result.stop_reason == "interpreter_limitation"
     assert result.attempts == [] and result.crash is not None
     assert result.crash["class"] == "interpreter_limitation" and result.crash["line"] == 13
+
+
+def test_a_kernel_never_written_stops_at_once_as_a_stub(tmp_path: Path) -> None:
+    # A generation whose kernel body is only `pass` (and a comment) is not a near-miss: nothing to repair.
+    folder = tmp_path / "stub"
+    shutil.copytree(PROBLEMS / "grid_int", folder)
+    source = (folder / "candidate.py").read_text()
+    body = source[source.index("    pid = tl.program_id(0)") : source.index("\n\n\nclass ModelNew")]
+    stub = '    """tanh * 2"""\n    # kernel here\n    pass'
+    (folder / "candidate.py").write_text(source.replace(body, stub))
+    config = RepairConfig(strategy="offline", workers=2, kb_path=str(tmp_path / "kb"))
+    result = repair(folder, None, config, trace=tmp_path / "trace.jsonl")
+    assert result.status == "unrepaired" and result.stop_reason == "stub_kernel", result.stop_reason
+    assert result.attempts == [] and "tanh2_kernel has no body" in result.error
 
 
 def test_a_missing_import_goes_after_the_leading_imports_not_after_a_late_one() -> None:

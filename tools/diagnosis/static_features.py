@@ -86,6 +86,27 @@ def jit_kernels(tree: ast.Module) -> list[ast.FunctionDef]:
     return out
 
 
+def stub_kernels(source: str) -> list[str]:
+    """The `@triton.jit` kernels whose body is only a docstring, `pass` or `...`, when every kernel is one.
+
+    A generation that left its kernel unwritten ("# Triton kernel code here") is not a near-miss: there is
+    nothing to repair, only to write. Empty when the source does not parse or any kernel has a body.
+    """
+    try:
+        kernels = jit_kernels(ast.parse(source))
+    except (SyntaxError, ValueError):
+        return []
+
+    def empty(stmt: ast.stmt) -> bool:
+        return isinstance(stmt, ast.Pass) or (
+            isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+        )
+
+    if kernels and all(all(empty(stmt) for stmt in fn.body) for fn in kernels):
+        return [fn.name for fn in kernels]
+    return []
+
+
 def constexpr_params(fn: ast.FunctionDef) -> list[str]:
     return [
         a.arg
