@@ -84,6 +84,11 @@ def test_syntax_salvage_offers_only_sources_that_parse_and_nothing_for_valid_pyt
     rewrites = propose(prose, ["syntax_salvage"])
     assert rewrites[0].source == "def f():\n    return 1\n\n\ndef g():\n    return 2\n"
     assert rewrites[0].line == 4
+    # Prompt text glued to the code (no blank line) goes up to the first import; an indented file is dedented.
+    glued = "Document 1: write a kernel.\nimport math\nx = math.pi\n"
+    assert any(rw.source == "import math\nx = math.pi\n" for rw in propose(glued, ["syntax_salvage"]))
+    indented = "    import math\n    x = math.pi\n"
+    assert [rw.source for rw in propose(indented, ["syntax_salvage"])][0] == "import math\nx = math.pi\n"
 
 
 def test_crash_rules_stay_silent_without_a_crash() -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 from collections.abc import Callable, Iterator
 
 import libcst as cst
@@ -22,6 +23,7 @@ from kernel_medic.tools.repair.rules.base import Edit, RuleContext, rule
 MAX_ROUNDS = 24  # lines removed one after another before a way of mending is given up
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _ENTRY = re.compile(r"^\s*class\s+ModelNew\b", re.M)
+_STATEMENT = re.compile(r"^(import|from|def|class|@|if __name__)\b|^@")
 Step = Callable[[list[str], int], list[str] | None]
 
 
@@ -56,6 +58,12 @@ def _drop_tail(lines: list[str], i: int) -> list[str] | None:
     return lines[:start] if start > 0 else None
 
 
+def _drop_to_statement(lines: list[str], i: int) -> list[str] | None:
+    """Prose glued to code (no blank line): drop from the rejected line to the next top-level statement."""
+    end = next((j for j in range(i + 1, len(lines)) if _STATEMENT.match(lines[j])), len(lines))
+    return lines[:i] + lines[end:]
+
+
 def _drop_line(lines: list[str], i: int) -> list[str] | None:
     return lines[:i] + lines[i + 1 :]
 
@@ -71,6 +79,7 @@ def _comment_line(lines: list[str], i: int) -> list[str] | None:
 _STEPS: tuple[tuple[str, Step], ...] = (
     ("drop the paragraph Python rejects", _drop_paragraph),
     ("drop everything from the paragraph Python rejects on", _drop_tail),
+    ("drop from the line Python rejects to the next top-level statement", _drop_to_statement),
     ("drop the line Python rejects", _drop_line),
     ("comment out the line Python rejects", _comment_line),
 )
@@ -120,6 +129,9 @@ def _starts(source: str) -> Iterator[tuple[str, str]]:
             yield "keep only the longest fenced block", max(blocks, key=len)
         unfenced = "".join(ln for ln in source.splitlines(keepends=True) if not _FENCE.match(ln))
         yield "drop the markdown fence lines", unfenced
+    dedented = textwrap.dedent(source)
+    if dedented != source:
+        yield "dedent the whole file", dedented
     if "\t" in source:
         for width in (4, 8):
             yield f"expand tabs to {width} columns", source.expandtabs(width)
@@ -137,16 +149,22 @@ def syntax_salvage(source: str, context: RuleContext | None) -> Iterator[Edit]:
     if line is None:
         return
     offered = {source}
-    for started, text in _starts(source):
-        ways = [("", text)] if started and _error_line(text) is None else []
-        ways += [(what, mended) for what, step in _STEPS if (mended := _mend(text, step)) is not None]
-        for what, mended in ways:
-            lost_entry = _ENTRY.search(source) is not None and _ENTRY.search(mended) is None
-            if mended in offered or not mended.strip() or lost_entry:
-                continue  # a way that cut the entry point away removed code, not prose
-            offered.add(mended)
-            try:
-                module = cst.parse_module(mended)
-            except cst.ParserSyntaxError:
-                continue
-            yield Edit(module, line, "; then ".join(w for w in (started, what) if w) or "mend the syntax")
+    starts = list(_starts(source))
+    # A start that parses as it is (the fenced code, the file dedented) first, then the line-by-line ways.
+    ways = [(started, "", text) for started, text in starts if started and _error_line(text) is None]
+    ways += [
+        (started, what, mended)
+        for started, text in starts
+        for what, step in _STEPS
+        if (mended := _mend(text, step)) is not None
+    ]
+    for started, what, mended in ways:
+        lost_entry = _ENTRY.search(source) is not None and _ENTRY.search(mended) is None
+        if mended in offered or not mended.strip() or lost_entry:
+            continue  # a way that cut the entry point away removed code, not prose
+        offered.add(mended)
+        try:
+            module = cst.parse_module(mended)
+        except cst.ParserSyntaxError:
+            continue
+        yield Edit(module, line, "; then ".join(w for w in (started, what) if w) or "mend the syntax")
