@@ -54,6 +54,7 @@ FIXABLE = {
     "syntax_prose": "syntax_salvage",
     "syntax_fenced": "syntax_salvage",
     "dot_small_k": "dot_min_tile",
+    "gpu_check": "host_device",
 }
 
 

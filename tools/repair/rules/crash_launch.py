@@ -117,7 +117,9 @@ def _assigned(fn: cst.FunctionDef, name: str) -> list[cst.BaseExpression]:
 
 # ---------------------------------------------------------------- .cuda() / device="cuda" in the wrapper
 
-_CUDA = re.compile(r"cuda|nvidia|device", re.I)
+_CUDA = re.compile(r"cuda|nvidia|device|gpu", re.I)
+# A test that a tensor is on a cuda device: `x.is_cuda`, `x.device.type == "cuda"`, `x.device == "cuda"`.
+_ON_CUDA = r"""(?:\bis_cuda\b|\.device(?:\.type)?\s*[!=]=\s*['"]cuda)"""
 
 
 def _device_of(fn: cst.FunctionDef | None) -> str | None:
@@ -176,15 +178,21 @@ def host_device(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
                 if device is not None and arg not in mapping:
                     mapping[arg] = arg.with_changes(value=_expr(device))
                     first = first or arg
-    # Statements that only insist on cuda: `assert x.is_cuda`, `torch.cuda.synchronize()`.
+    # Statements that only insist on cuda: `assert x.is_cuda`, `torch.cuda.synchronize()`, and
+    # `if not x.is_cuda: raise ...` (the statement itself, not the comment lines above it).
     for line in m.findall(tree.module, m.SimpleStatementLine()):
         assert isinstance(line, cst.SimpleStatementLine)
-        code = _render(line).strip()
-        if len(line.body) == 1 and re.fullmatch(
-            r"assert\b.*\bis_cuda\b.*|torch\.cuda\.(?:synchronize|empty_cache)\(\)", code, re.S
-        ):
+        code = _render(line.body[0]).strip() if len(line.body) == 1 else ""
+        if re.fullmatch(rf"assert\b.*{_ON_CUDA}.*|torch\.cuda\.(?:synchronize|empty_cache)\(\)", code, re.S):
             mapping[line] = cst.RemovalSentinel.REMOVE  # type: ignore[assignment]
             first = first or line
+    for branch in m.findall(tree.module, m.If()):
+        assert isinstance(branch, cst.If)
+        body = branch.body.body if isinstance(branch.body, cst.IndentedBlock) else ()
+        raises = len(body) == 1 and m.matches(body[0], m.SimpleStatementLine(body=[m.Raise()]))
+        if raises and branch.orelse is None and re.search(_ON_CUDA, _render(branch.test)):
+            mapping[branch] = cst.RemovalSentinel.REMOVE  # type: ignore[assignment]
+            first = first or branch
     # `with torch.cuda.device(x.device):` / `torch.cuda.stream(...)`: the body runs as it is, unwrapped.
     unwrap = set()
     for block in m.findall(tree.module, m.With()):
