@@ -55,6 +55,8 @@ FIXABLE = {
     "syntax_fenced": "syntax_salvage",
     "dot_small_k": "dot_min_tile",
     "gpu_check": "host_device",
+    "entry_args": "entry_arguments",
+    "dot_dtypes": "dot_operand_dtype",
 }
 
 
@@ -90,6 +92,19 @@ def test_syntax_salvage_offers_only_sources_that_parse_and_nothing_for_valid_pyt
     assert any(rw.source == "import math\nx = math.pi\n" for rw in propose(glued, ["syntax_salvage"]))
     indented = "    import math\n    x = math.pi\n"
     assert [rw.source for rw in propose(indented, ["syntax_salvage"])][0] == "import math\nx = math.pi\n"
+
+
+def test_a_block_size_the_entry_expects_from_its_caller_gets_a_value() -> None:
+    problem = load_problem(PROBLEMS / "entry_args")
+    source = problem.candidate_source.replace("(x, scale):", "(x, scale, approximate, BLOCK):")
+    crash = {"exception": "TypeError", "message": "tanh2() missing 1 required positional argument: 'BLOCK'"}
+    report = {"verdict": "runtime_error", "crash": crash}
+    context = RuleContext.from_reference(problem.reference_source, report)
+    calls = [rw.source.splitlines()[-1].strip() for rw in propose(source, ["entry_arguments"], context)]
+    assert calls == [
+        "return tanh2(x, 2.0, False, 1024)",
+        "return tanh2(x, 2.0, False, triton.next_power_of_2(x.shape[-1]))",
+    ]
 
 
 def test_crash_rules_stay_silent_without_a_crash() -> None:

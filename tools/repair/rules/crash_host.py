@@ -10,11 +10,14 @@ Each acts only on a reported crash (`RuleContext.crash`):
   parameter, passed at each launch;
 - `entry_point`: the wrapper calls a function the generation never defined (`cholesky`) while it defines
   one whose name contains it (`linalg_cholesky`), or calls a `@triton.jit` kernel that a host function of
-  the file launches: the call goes to that function.
+  the file launches: the call goes to that function;
+- `entry_arguments`: the wrapper's call of the entry passes arguments its signature does not take: they go
+  by the reference's parameter names (a required block size gets a value).
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -296,3 +299,95 @@ def _in_function(tree: Tree, node: cst.CSTNode, name: str) -> bool:
 
 
 RULES = rules_of(__name__)
+
+
+# ---------------------------------------------------------------- the entry's arguments
+
+
+_ARGUMENTS = re.compile(
+    r"positional arguments? but \d+ (?:were|was) given|missing \d+ required (?:positional|keyword-only) "
+    r"argument|unexpected keyword argument|multiple values for argument"
+)
+
+
+def _reference_params(reference: str, name: str) -> list[str] | None:
+    """Parameter names (in order) of the reference's module-level function `name`, if it has one."""
+    try:
+        tree = ast.parse(reference)
+    except (SyntaxError, ValueError):
+        return None
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
+            args = stmt.args
+            return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    return None
+
+
+def _block_guesses(first: str) -> list[str]:
+    return ["1024", f"triton.next_power_of_2({first}.shape[-1])"]
+
+
+@rule(
+    "entry_arguments",
+    title="the wrapper calls the generation's entry function with arguments its signature does not take",
+    bug_class="wrapper_launch_error",
+    symptoms=("wrapper_launch_error", "runtime_error"),
+    per="forward",
+)
+def entry_arguments(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """Arguments go by the reference's parameter names: one the generation's function also names is passed
+    as that keyword, the rest fill its unnamed positional parameters in order, and what is left is dropped
+    (a mode the generation never took: the judge decides whether it mattered). A required block size the
+    generation expects from its caller gets a value (1024, or the next power of 2 of the last dimension)."""
+    crash = _crash(context)
+    if not crash or not _ARGUMENTS.search(_text(crash)) or context is None:
+        return
+    defined = {f.name.value: f for f in _host_functions(tree.module)}
+    for call in m.findall(fn.body, m.Call(func=m.Name())):
+        assert isinstance(call, cst.Call) and isinstance(call.func, cst.Name)
+        target = defined.get(call.func.value)
+        ref_names = _reference_params(context.reference_source, call.func.value)
+        if target is None or ref_names is None or any(a.star for a in call.args):
+            continue
+        params = target.params
+        if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
+            continue  # *args / **kwargs take anything
+        positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+        keyword_only = [p.name.value for p in params.kwonly_params]
+        required = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+                    if p.default is None]
+        given: list[tuple[str | None, cst.BaseExpression]] = []
+        for i, a in enumerate(call.args):
+            by_position = ref_names[i] if i < len(ref_names) else None
+            given.append((a.keyword.value if a.keyword is not None else by_position, a.value))
+        named = {n: v for n, v in given if n is not None and n in (*positional, *keyword_only)}
+        rest = [v for n, v in given if n is None or n not in named]
+        bound: dict[str, str] = {n: _render(v) for n, v in named.items()}
+        for p in positional:
+            if p not in bound and rest:
+                bound[p] = _render(rest.pop(0))
+        missing = [p for p in required if p not in bound]
+        if any("block" not in p.lower() for p in missing):
+            continue
+        first = bound.get(positional[0]) if positional else None
+        fills: list[dict[str, str]] = [{}]
+        if missing:
+            if first is None:
+                continue
+            fills = [dict.fromkeys(missing, guess) for guess in _block_guesses(first)]
+        for fill in fills:
+            values = {**bound, **fill}
+            parts, by_name = [], False
+            for p in (*positional, *keyword_only):
+                if p not in values:
+                    by_name = True  # a parameter left to its default: the ones after it go by name
+                    continue
+                by_name = by_name or p in keyword_only
+                parts.append(f"{p}={values[p]}" if by_name else values[p])
+            new = _expr(f"{call.func.value}({', '.join(parts)})")
+            if _render(new) == _render(call):
+                continue
+            what = f"call {call.func.value} with the arguments its signature takes"
+            what += f" ({len(given) - len(bound)} dropped)" if len(given) > len(bound) else ""
+            what += "".join(f", {k}={v}" for k, v in fill.items())
+            yield tree.edit(call, new, what)

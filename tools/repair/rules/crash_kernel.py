@@ -9,7 +9,8 @@ the one it has, without guessing at semantics:
 - `tensor_method_drift`: NumPy/torch tensor methods on Triton values (`x.astype(t)`, `x.float()`) ->
   `x.to(...)`;
 - `unknown_keyword`: a keyword argument the called function does not take (`tl.load(..., num_elements=B)`)
-  is dropped where the crash names it.
+  is dropped where the crash names it;
+- `dot_operand_dtype`: `tl.dot` of an fp32 tile and an fp16 one -> one operand cast to the other's dtype.
 """
 
 from __future__ import annotations
@@ -343,6 +344,46 @@ def unknown_keyword(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
         yield Edit(
             _replace_many(tree.module, mapping), first, f"calls without the unknown keyword {keyword}="
         )
+
+
+# ---------------------------------------------------------------- tl.dot operands of different dtypes
+
+_DOT_DTYPES = re.compile(r"must be same dtype\. Got (\w+) and (\w+)")
+_TL_DTYPE = {"fp16": "tl.float16", "bf16": "tl.bfloat16", "fp32": "tl.float32", "fp64": "tl.float64",
+             "fp8e4nv": "tl.float8e4nv", "fp8e5": "tl.float8e5", "i8": "tl.int8"}  # fmt: skip
+
+
+@rule(
+    "dot_operand_dtype",
+    title="tl.dot on operands of different dtypes (an fp32 accumulator times an fp16 tile)",
+    bug_class="type_mismatch",
+    symptoms=("type_mismatch", "compile_error", "runtime_error"),
+    per="kernel",
+)
+def dot_operand_dtype(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """`tl.dot(p, v)` with p fp32 and v fp16 (Triton: "Both operands must be same dtype. Got fp32 and fp16")
+    -> `tl.dot(p.to(tl.float16), v)`, or the other operand cast up: at the failing line when the crash names
+    one, else at every `tl.dot` of the kernel. Which cast the tolerance accepts, the judge decides."""
+    crash = _crash(context)
+    found = _DOT_DTYPES.search(str(crash.get("message", "")))
+    if not found or found.group(1) not in _TL_DTYPE or found.group(2) not in _TL_DTYPE:
+        return
+    lhs, rhs = _TL_DTYPE[found.group(1)], _TL_DTYPE[found.group(2)]
+    calls = [c for c in m.findall(fn.body, m.Call()) if isinstance(c, cst.Call)]
+    dots = [c for c in calls if _dotted(c.func) == "tl.dot"]
+    line = int(crash.get("line") or 0)
+    dots = [c for c in dots if tree.line(c) <= line <= tree.line(c, end=True)] or dots
+    for call in dots:
+        positional = [a for a in call.args if a.keyword is None]
+        if len(positional) < 2:
+            continue
+        a, b = positional[0], positional[1]
+        for arg, dtype in ((a, rhs), (b, lhs)):
+            cast = arg.with_changes(value=_expr(f"({_render(arg.value)}).to({dtype})"))
+            if isinstance(arg.value, cst.Name | cst.Attribute | cst.Call | cst.Subscript):
+                cast = arg.with_changes(value=_expr(f"{_render(arg.value)}.to({dtype})"))
+            what = f"tl.dot operand {_render(arg.value)} cast to {dtype}"
+            yield tree.edit(arg, cast, what)
 
 
 RULES = rules_of(__name__)
