@@ -107,6 +107,15 @@ def test_a_block_size_the_entry_expects_from_its_caller_gets_a_value() -> None:
     ]
 
 
+def test_an_undefined_entry_goes_to_the_one_top_level_launcher_whatever_its_name() -> None:
+    problem = load_problem(PROBLEMS / "entry_args")
+    source = problem.candidate_source.replace("def tanh2(x, scale):", "def run_it(x, scale):")
+    crash = {"exception": "NameError", "message": "name 'tanh2' is not defined"}
+    context = RuleContext.from_reference(problem.reference_source, {"verdict": "runtime_error", "crash": crash})
+    rewrites = propose(source, ["entry_point"], context)
+    assert [rw.source.splitlines()[-1].strip() for rw in rewrites] == ["return run_it(x, 2.0, False)"]
+
+
 def test_crash_rules_stay_silent_without_a_crash() -> None:
     problem = load_problem(PROBLEMS / "api_libdevice")
     quiet = RuleContext.from_reference(problem.reference_source, {"verdict": "mismatch", "crash": None})

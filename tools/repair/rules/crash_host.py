@@ -9,8 +9,9 @@ Each acts only on a reported crash (`RuleContext.crash`):
 - `kernel_free_name`: a kernel reads a wrapper variable it was never passed: it becomes a constexpr
   parameter, passed at each launch;
 - `entry_point`: the wrapper calls a function the generation never defined (`cholesky`) while it defines
-  one whose name contains it (`linalg_cholesky`), or calls a `@triton.jit` kernel that a host function of
-  the file launches: the call goes to that function;
+  one whose name contains it (`linalg_cholesky`) or only one host function that launches a kernel and is
+  called by no other, or calls a `@triton.jit` kernel that a host function of the file launches: the call
+  goes to that function;
 - `entry_arguments`: the wrapper's call of the entry passes arguments its signature does not take: they go
   by the reference's parameter names (a required block size gets a value).
 """
@@ -160,6 +161,20 @@ def _launchers_of(module: cst.Module, kernel: str) -> list[str]:
     return out
 
 
+def _top_launchers(module: cst.Module) -> list[str]:
+    """The one host function that launches a kernel and that no other host function calls (the file's
+    entry point, whatever its name), or nothing when there are several."""
+    launching = [h for k in _kernels(module) for h in _launchers_of(module, k.name.value)]
+    called = {
+        _dotted(c.func)
+        for fn in _host_functions(module)
+        for c in m.findall(fn.body, m.Call())
+        if isinstance(c, cst.Call)
+    }
+    top = sorted({h for h in launching if h not in called})
+    return top if len(top) == 1 else []
+
+
 def _similar(missing: str, names: list[str]) -> list[str]:
     """Defined names that contain the missing one as whole `_` parts (`linalg_cholesky` for `cholesky`),
     then names that are whole parts of it (`tile_exp` for `fused_tile_exp`), shortest / longest first."""
@@ -201,7 +216,7 @@ def entry_point(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     missing = _NOT_DEFINED.search(str(crash.get("message", "")))
     targets: dict[str, str] = {}
     if missing and missing.group(1) not in hosts and missing.group(1) not in kernels:
-        similar = _similar(missing.group(1), hosts)
+        similar = _similar(missing.group(1), hosts) or _top_launchers(module)
         if similar:
             targets[missing.group(1)] = similar[0]
     for kernel in kernels:
