@@ -111,8 +111,8 @@ def test_an_undefined_entry_goes_to_the_one_top_level_launcher_whatever_its_name
     problem = load_problem(PROBLEMS / "entry_args")
     source = problem.candidate_source.replace("def tanh2(x, scale):", "def run_it(x, scale):")
     crash = {"exception": "NameError", "message": "name 'tanh2' is not defined"}
-    context = RuleContext.from_reference(problem.reference_source, {"verdict": "runtime_error", "crash": crash})
-    rewrites = propose(source, ["entry_point"], context)
+    report = {"verdict": "runtime_error", "crash": crash}
+    rewrites = propose(source, ["entry_point"], RuleContext.from_reference(problem.reference_source, report))
     assert [rw.source.splitlines()[-1].strip() for rw in rewrites] == ["return run_it(x, 2.0, False)"]
 
 
