@@ -57,6 +57,9 @@ FIXABLE = {
     "gpu_check": "host_device",
     "entry_args": "entry_arguments",
     "dot_dtypes": "dot_operand_dtype",
+    "bare_pointer": "pointer_offsets",
+    "power_op": "power_operator",
+    "output_dtype_call": "output_allocation",
 }
 
 

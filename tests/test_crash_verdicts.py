@@ -160,6 +160,10 @@ def test_progress_orders_crashes_by_how_far_they_got() -> None:
         "runtime_error", phase="forward", line=20, in_kernel=False, exception="KeyError", message="e"
     )
     assert crashes.progress(wrapper, moved_on)  # another exception, even on the same line
+    # The same crash further down the same kernel: the site that crashed now runs (one of several alike).
+    first_site = report("compile_error", phase="forward", line=9, function="k", exception="V", message="c")
+    next_site = report("compile_error", phase="forward", line=14, function="k", exception="V", message="c")
+    assert crashes.progress(first_site, next_site) and not crashes.progress(next_site, first_site)
     assert not crashes.progress(report("timeout"), report("mismatch"))
 
 

@@ -313,9 +313,17 @@ def progress(old: dict[str, Any], new: dict[str, Any]) -> bool:
     if not old_c or not new_c:
         return False
     # A different exception, at the same line or another: the old crash is gone (constexpr fixed, and now the
-    # same arange says its range is not a power of 2). The same exception elsewhere is not progress.
+    # same arange says its range is not a power of 2). The same exception elsewhere is not progress, unless
+    # it is further down the same function: the site that crashed ran, and the next one like it is reached.
     before = (old_c.get("exception"), old_c.get("message"))
-    return before != (new_c.get("exception"), new_c.get("message"))
+    if before != (new_c.get("exception"), new_c.get("message")):
+        return True
+    same_place = bool(old_c.get("function")) and (old_c.get("phase"), old_c.get("function")) == (
+        new_c.get("phase"),
+        new_c.get("function"),
+    )
+    lines = old_c.get("line"), new_c.get("line")
+    return same_place and all(isinstance(n, int) for n in lines) and lines[1] > lines[0]
 
 
 def summary(cases: list[Any]) -> dict[str, Any] | None:

@@ -10,7 +10,10 @@ the one it has, without guessing at semantics:
   `x.to(...)`;
 - `unknown_keyword`: a keyword argument the called function does not take (`tl.load(..., num_elements=B)`)
   is dropped where the crash names it;
-- `dot_operand_dtype`: `tl.dot` of an fp32 tile and an fp16 one -> one operand cast to the other's dtype.
+- `dot_operand_dtype`: `tl.dot` of an fp32 tile and an fp16 one -> one operand cast to the other's dtype;
+- `pointer_offsets`: a load or store through a bare pointer with a block mask -> the mask's block index
+  added to the pointer;
+- `power_operator`: `x ** 2` and other powers -> products, `tl.sqrt`, `tl.rsqrt` or libdevice `pow`.
 """
 
 from __future__ import annotations
@@ -384,6 +387,101 @@ def dot_operand_dtype(tree: Tree, fn: cst.FunctionDef, context: RuleContext | No
                 cast = arg.with_changes(value=_expr(f"{_render(arg.value)}.to({dtype})"))
             what = f"tl.dot operand {_render(arg.value)} cast to {dtype}"
             yield tree.edit(arg, cast, what)
+
+
+# ---------------------------------------------------------------- a bare pointer with a block mask
+
+_BARE_POINTER = re.compile(r"(?:Mask|Value|Other) argument cannot be block type if pointer argument is not")
+
+
+def _aranges(node: cst.CSTNode) -> list[cst.Call]:
+    calls = [c for c in m.findall(node, m.Call()) if isinstance(c, cst.Call)]
+    return [c for c in calls if _dotted(c.func) == "tl.arange"]
+
+
+def _block_indices(fn: cst.FunctionDef, mask: cst.BaseExpression) -> list[str]:
+    """What in a mask indexes a block: `tl.arange(...)` calls in it, and names in it assigned (directly or
+    through other names) from a `tl.arange`, in order of appearance."""
+    reads: dict[str, set[str]] = {}
+    for targets, value in _assignments(fn.body):
+        for t in targets:
+            reads.setdefault(t, set()).update(_names(value) | ({"tl.arange"} if _aranges(value) else set()))
+
+    def from_arange(name: str, seen: frozenset[str] = frozenset()) -> bool:
+        if name in seen or name not in reads:
+            return False
+        return "tl.arange" in reads[name] or any(from_arange(n, seen | {name}) for n in reads[name])
+
+    # A mask given by name (`mask = offs < N`) is read through its assignments, one level deep.
+    values = {t: v for targets, v in _assignments(fn.body) for t in targets}
+    exprs = [mask, *(values[n] for n in sorted(_names(mask)) if n in values and "mask" in n.lower())]
+    out = [_render(c) for e in exprs for c in _aranges(e)]
+    out += [n for e in exprs for n in sorted(_names(e)) if from_arange(n) and "mask" not in n.lower()]
+    return list(dict.fromkeys(out))
+
+
+@rule(
+    "pointer_offsets",
+    title="a load or store through a bare pointer with a block mask or value (the offsets left out)",
+    bug_class="type_mismatch",
+    symptoms=("type_mismatch", "compile_error", "runtime_error"),
+    per="kernel",
+)
+def pointer_offsets(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """`tl.load(x_row_ptr, mask=cols < N)` -> `tl.load(x_row_ptr + cols, mask=cols < N)`: the block index the
+    mask is built from is added to the pointer, at the failing line (one edit per candidate index)."""
+    crash = _crash(context)
+    if not _BARE_POINTER.search(str(crash.get("message", ""))):
+        return
+    line = int(crash.get("line") or 0)
+    for call in m.findall(fn.body, m.Call()):
+        assert isinstance(call, cst.Call)
+        name = _dotted(call.func)
+        if name not in ("tl.load", "tl.store") or not tree.line(call) <= line <= tree.line(call, end=True):
+            continue
+        positional = [a for a in call.args if a.keyword is None]
+        mask = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "mask"), None)
+        if mask is None and len(positional) > (1 if name == "tl.load" else 2):
+            mask = positional[1 if name == "tl.load" else 2].value
+        if not positional or mask is None:
+            continue
+        pointer = positional[0]
+        for index in _block_indices(fn, mask):
+            moved = pointer.with_changes(value=_expr(f"{_render(pointer.value)} + {index}"))
+            yield tree.edit(pointer, moved, f"{_render(pointer.value)} + {index}: the block the mask covers")
+
+
+# ---------------------------------------------------------------- the ** operator in a kernel
+
+_POW_MESSAGE = re.compile(r"for \*\* or pow\(\)")
+_POWERS = {"2": "({b} * {b})", "3": "({b} * {b} * {b})", "0.5": "tl.sqrt({b})", "-1": "(1.0 / {b})",
+           "-0.5": "tl.rsqrt({b})", "1": "{b}"}  # fmt: skip
+
+
+@rule(
+    "power_operator",
+    title="the ** operator on Triton values (Triton has no pow operator)",
+    bug_class="type_mismatch",
+    symptoms=("type_mismatch", "compile_error", "runtime_error"),
+    per="kernel",
+)
+def power_operator(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """`x ** 2` -> `(x * x)`, `** 0.5` -> `tl.sqrt`, `** -0.5` -> `tl.rsqrt`, `** -1` -> `1.0 / x`, any other
+    exponent -> libdevice `pow`: every `**` of the kernel at once (generated kernels repeat it)."""
+    if not _POW_MESSAGE.search(str(_crash(context).get("message", ""))):
+        return
+    mapping: dict[cst.CSTNode, cst.CSTNode] = {}
+    for node in m.findall(fn.body, m.BinaryOperation(operator=m.Power())):
+        assert isinstance(node, cst.BinaryOperation)
+        base = _render(node.left.with_changes(lpar=[], rpar=[]))
+        if not isinstance(node.left, cst.Name | cst.Attribute | cst.Call | cst.Subscript):
+            base = f"({base})"
+        exponent = _render(node.right).replace(" ", "")
+        form = _POWERS.get(exponent, "tl.extra.cuda.libdevice.pow({b}, " + exponent + ")")
+        mapping[node] = _expr(form.format(b=base))
+    if mapping:
+        first = min(tree.line(n) for n in mapping)
+        yield Edit(_replace_many(tree.module, mapping), first, f"{fn.name.value}: ** written as Triton math")
 
 
 RULES = rules_of(__name__)

@@ -636,10 +636,15 @@ def output_allocation(tree: Tree, fn: cst.FunctionDef, context: RuleContext | No
     ret = returns[-1]
     assert ret.value is not None
     returned = _names(ret.value)
-    if shape_wrong and want_shape and isinstance(ret.value, cst.Name):
-        if math.prod(expected[0]["shape"]) == math.prod(got[0]["shape"]):
-            view = ret.with_changes(value=_expr(f"{ret.value.value}.view{want_shape}"))
-            yield tree.edit(ret, view, f"return the output viewed as {want_shape}")
+    atom = isinstance(ret.value, cst.Name | cst.Attribute | cst.Call | cst.Subscript)
+    value = _render(ret.value) if atom else f"({_render(ret.value)})"
+    if shape_wrong and want_shape and math.prod(expected[0]["shape"]) == math.prod(got[0]["shape"]):
+        view = ret.with_changes(value=_expr(f"{value}.view{want_shape}"))
+        yield tree.edit(ret, view, f"return the output viewed as {want_shape}")
+    if dtype_wrong and not shape_wrong and not isinstance(ret.value, cst.Name):
+        # The output is made in a function forward calls (a generation's own wrapper): cast what it returns.
+        cast = ret.with_changes(value=_expr(f"{value}.to({want_dtype})"))
+        yield tree.edit(ret, cast, f"return the output as the reference's dtype {want_dtype}")
     for node in m.findall(fn.body, m.Assign()):
         assert isinstance(node, cst.Assign)
         targets = {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}

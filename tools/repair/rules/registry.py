@@ -57,6 +57,8 @@ RULES: dict[str, Rule] = {
         crash_kernel.tensor_method_drift,
         crash_kernel.unknown_keyword,
         crash_kernel.dot_operand_dtype,
+        crash_kernel.pointer_offsets,
+        crash_kernel.power_operator,
         crash_launch.pow2_block,
         crash_launch.add_constexpr,
         crash_launch.dot_min_tile,
