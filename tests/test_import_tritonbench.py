@@ -170,7 +170,7 @@ def test_builder_takes_a_tritonbench_g_operator_as_reference_on_the_cpu(
 
 
 @pytest.mark.skipif(not SNAPSHOT.is_dir(), reason="no local TritonBench snapshot")
-@pytest.mark.parametrize(("corpus", "minimum"), [("crashes", 40), ("realworld", 30)])
+@pytest.mark.parametrize(("corpus", "minimum"), [("crashes", 40), ("crashes_g", 40), ("realworld", 30)])
 def test_committed_manifest_builds_from_the_snapshot(tmp_path: Path, corpus: str, minimum: int) -> None:
     target = tmp_path / corpus
     target.mkdir()
