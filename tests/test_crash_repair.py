@@ -119,6 +119,17 @@ def test_an_undefined_entry_goes_to_the_one_top_level_launcher_whatever_its_name
     assert [rw.source.splitlines()[-1].strip() for rw in rewrites] == ["return run_it(x, 2.0, False)"]
 
 
+def test_demo_code_goes_with_the_seed_it_set_at_import() -> None:
+    # The integrity gate refuses a candidate that seeds the global RNG; demo code often starts with a seed.
+    source = "import torch\n\n\ndef f(x):\n    return x\n\n\n# demo\ntorch.manual_seed(0)\n"
+    source += 'x = torch.randn(3, device="cuda")\nprint(f(x))\n'
+    crash = {"phase": "import", "module_line": 10, "exception": "AssertionError", "message": "no cuda"}
+    context = RuleContext.from_reference("", {"verdict": "compile_error", "crash": crash})
+    rewrites = propose(source, ["drop_import_time_code"], context)
+    assert rewrites and all("manual_seed" not in rw.source and "def f(x)" in rw.source for rw in rewrites)
+    assert "print(f(x))" not in rewrites[-1].source
+
+
 def test_crash_rules_stay_silent_without_a_crash() -> None:
     problem = load_problem(PROBLEMS / "api_libdevice")
     quiet = RuleContext.from_reference(problem.reference_source, {"verdict": "mismatch", "crash": None})

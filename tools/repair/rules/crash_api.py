@@ -15,7 +15,16 @@ from typing import Any
 
 import libcst as cst
 import libcst.matchers as m
-from kernel_medic.tools.repair.rules.base import Edit, RuleContext, Tree, _dotted, _expr, rule, rules_of
+from kernel_medic.tools.repair.rules.base import (
+    Edit,
+    RuleContext,
+    Tree,
+    _dotted,
+    _expr,
+    _render,
+    rule,
+    rules_of,
+)
 
 try:
     import tomllib
@@ -336,6 +345,12 @@ def _is_definition(stmt: cst.CSTNode) -> bool:
     return False
 
 
+_SEEDING = re.compile(
+    r"(?:torch(?:\.cuda|\.random)?\.manual_seed(?:_all)?|random\.seed|(?:np|numpy)\.random\.seed)\(.*\)",
+    re.S,
+)
+
+
 @rule(
     "drop_import_time_code",
     title="demo or test code that runs (and crashes) at import",
@@ -361,13 +376,20 @@ def drop_import_time_code(tree: Tree, context: RuleContext | None) -> Iterator[E
     if at is None or _is_definition(body[at]):
         return
     rest = [i for i in range(at + 1, len(body)) if not _is_definition(body[i])]
+    # Seeding the global RNG at import belongs to the same demo code, and the integrity gate refuses it
+    # (a candidate must not steer the inputs it is judged on): it goes with the crashing statement.
+    seeds = {
+        i
+        for i, s in enumerate(body)
+        if isinstance(s, cst.SimpleStatementLine) and _SEEDING.fullmatch(_render(s.body[0]).strip())
+    }
     yield Edit(
-        tree.module.with_changes(body=[s for i, s in enumerate(body) if i != at]),
+        tree.module.with_changes(body=[s for i, s in enumerate(body) if i != at and i not in seeds]),
         tree.line(body[at]),
         "remove module-level code that crashes at import",
     )
     if rest:
-        gone = {at, *rest}
+        gone = {at, *rest, *seeds}
         yield Edit(
             tree.module.with_changes(body=[s for i, s in enumerate(body) if i not in gone]),
             tree.line(body[at]),
