@@ -206,15 +206,6 @@ def _parse(path: Path, source: str) -> ast.Module:
         raise InvalidProblem(f"{path}:1: SyntaxError: {_one_line(str(exc))}") from None
 
 
-def parses(source: str) -> bool:
-    """Whether `source` is valid Python (parsed only, never run)."""
-    try:
-        ast.parse(source)
-    except (SyntaxError, ValueError):
-        return False
-    return True
-
-
 def _top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Statements run at import time, including those inside if/try/with blocks (not defs' bodies)."""
     for stmt in body:
@@ -416,12 +407,15 @@ def load_problem(
     _require(ref_path, ref_bindings, "Model", "class", _REFERENCE_HINT)
     _require(ref_path, ref_bindings, "get_inputs", "function", _REFERENCE_HINT)
     _require(ref_path, ref_bindings, "get_init_inputs", "function", _REFERENCE_HINT)
-    if parses(cand_source):
+    try:
         cand_bindings = _module_bindings(_parse(cand_path, cand_source))
+    except InvalidProblem:
+        # A candidate that is not valid Python (prose or a markdown fence left in a generation) is the
+        # candidate's crash, judged `compile_error` with its line and repairable, not bad input.
+        cand_bindings = None
+    if cand_bindings is not None:
         _require(cand_path, cand_bindings, "ModelNew", "class", _CANDIDATE_HINT)
         _check_constructors(cand_path, ref_bindings, cand_bindings)
-    # else: a candidate that is not valid Python (prose or a markdown fence left in a generation) is the
-    # candidate's crash, judged `compile_error` with its line and repairable, not bad input.
 
     origin = "config"
     if config is None:

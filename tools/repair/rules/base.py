@@ -484,6 +484,14 @@ def _paren(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr
 
 
+def _operand(expr: cst.BaseExpression) -> str:
+    """`expr` as text that can take `.method()` or an operator: parenthesised unless it is atomic."""
+    atomic = isinstance(expr, cst.Name | cst.Attribute | cst.Call | cst.Subscript) or bool(
+        getattr(expr, "lpar", None)
+    )
+    return _render(expr) if atomic else f"({_render(expr)})"
+
+
 def _launches(module: cst.Module) -> list[cst.Call]:
     """Kernel launches `kernel[grid](...)`."""
     return [c for c in m.findall(module, m.Call(func=m.Subscript())) if isinstance(c, cst.Call)]

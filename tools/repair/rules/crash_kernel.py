@@ -28,13 +28,16 @@ from kernel_medic.tools.repair.rules.base import (
     Edit,
     RuleContext,
     Tree,
+    _arg,
     _assignments,
+    _calls,
     _constexpr_params,
     _dotted,
     _expr,
     _kernels,
     _mask_names,
     _names,
+    _operand,
     _params,
     _render,
     _replace_many,
@@ -372,8 +375,7 @@ def dot_operand_dtype(tree: Tree, fn: cst.FunctionDef, context: RuleContext | No
     if not found or found.group(1) not in _TL_DTYPE or found.group(2) not in _TL_DTYPE:
         return
     lhs, rhs = _TL_DTYPE[found.group(1)], _TL_DTYPE[found.group(2)]
-    calls = [c for c in m.findall(fn.body, m.Call()) if isinstance(c, cst.Call)]
-    dots = [c for c in calls if _dotted(c.func) == "tl.dot"]
+    dots = _calls(fn.body, "tl.dot")
     line = int(crash.get("line") or 0)
     dots = [c for c in dots if tree.line(c) <= line <= tree.line(c, end=True)] or dots
     for call in dots:
@@ -382,9 +384,7 @@ def dot_operand_dtype(tree: Tree, fn: cst.FunctionDef, context: RuleContext | No
             continue
         a, b = positional[0], positional[1]
         for arg, dtype in ((a, rhs), (b, lhs)):
-            cast = arg.with_changes(value=_expr(f"({_render(arg.value)}).to({dtype})"))
-            if isinstance(arg.value, cst.Name | cst.Attribute | cst.Call | cst.Subscript):
-                cast = arg.with_changes(value=_expr(f"{_render(arg.value)}.to({dtype})"))
+            cast = arg.with_changes(value=_expr(f"{_operand(arg.value)}.to({dtype})"))
             what = f"tl.dot operand {_render(arg.value)} cast to {dtype}"
             yield tree.edit(arg, cast, what)
 
@@ -394,18 +394,15 @@ def dot_operand_dtype(tree: Tree, fn: cst.FunctionDef, context: RuleContext | No
 _BARE_POINTER = re.compile(r"(?:Mask|Value|Other) argument cannot be block type if pointer argument is not")
 
 
-def _aranges(node: cst.CSTNode) -> list[cst.Call]:
-    calls = [c for c in m.findall(node, m.Call()) if isinstance(c, cst.Call)]
-    return [c for c in calls if _dotted(c.func) == "tl.arange"]
-
-
 def _block_indices(fn: cst.FunctionDef, mask: cst.BaseExpression) -> list[str]:
     """What in a mask indexes a block: `tl.arange(...)` calls in it, and names in it assigned (directly or
     through other names) from a `tl.arange`, in order of appearance."""
+    assignments = _assignments(fn.body)
     reads: dict[str, set[str]] = {}
-    for targets, value in _assignments(fn.body):
+    for targets, value in assignments:
         for t in targets:
-            reads.setdefault(t, set()).update(_names(value) | ({"tl.arange"} if _aranges(value) else set()))
+            arange = {"tl.arange"} if _calls(value, "tl.arange") else set()
+            reads.setdefault(t, set()).update(_names(value) | arange)
 
     def from_arange(name: str, seen: frozenset[str] = frozenset()) -> bool:
         if name in seen or name not in reads:
@@ -413,9 +410,9 @@ def _block_indices(fn: cst.FunctionDef, mask: cst.BaseExpression) -> list[str]:
         return "tl.arange" in reads[name] or any(from_arange(n, seen | {name}) for n in reads[name])
 
     # A mask given by name (`mask = offs < N`) is read through its assignments, one level deep.
-    values = {t: v for targets, v in _assignments(fn.body) for t in targets}
+    values = {t: v for targets, v in assignments for t in targets}
     exprs = [mask, *(values[n] for n in sorted(_names(mask)) if n in values and "mask" in n.lower())]
-    out = [_render(c) for e in exprs for c in _aranges(e)]
+    out = [_render(c) for e in exprs for c in _calls(e, "tl.arange")]
     out += [n for e in exprs for n in sorted(_names(e)) if from_arange(n) and "mask" not in n.lower()]
     return list(dict.fromkeys(out))
 
@@ -434,19 +431,14 @@ def pointer_offsets(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
     if not _BARE_POINTER.search(str(crash.get("message", ""))):
         return
     line = int(crash.get("line") or 0)
-    for call in m.findall(fn.body, m.Call()):
-        assert isinstance(call, cst.Call)
-        name = _dotted(call.func)
-        if name not in ("tl.load", "tl.store") or not tree.line(call) <= line <= tree.line(call, end=True):
+    for call in _calls(fn.body, "tl.load", "tl.store"):
+        if not tree.line(call) <= line <= tree.line(call, end=True):
             continue
-        positional = [a for a in call.args if a.keyword is None]
-        mask = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "mask"), None)
-        if mask is None and len(positional) > (1 if name == "tl.load" else 2):
-            mask = positional[1 if name == "tl.load" else 2].value
-        if not positional or mask is None:
+        pointer = _arg(call, "pointer", 0)
+        mask = _arg(call, "mask", 1 if _dotted(call.func) == "tl.load" else 2)
+        if pointer is None or mask is None:
             continue
-        pointer = positional[0]
-        for index in _block_indices(fn, mask):
+        for index in _block_indices(fn, mask.value):
             moved = pointer.with_changes(value=_expr(f"{_render(pointer.value)} + {index}"))
             yield tree.edit(pointer, moved, f"{_render(pointer.value)} + {index}: the block the mask covers")
 
@@ -473,9 +465,7 @@ def power_operator(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None)
     mapping: dict[cst.CSTNode, cst.CSTNode] = {}
     for node in m.findall(fn.body, m.BinaryOperation(operator=m.Power())):
         assert isinstance(node, cst.BinaryOperation)
-        base = _render(node.left.with_changes(lpar=[], rpar=[]))
-        if not isinstance(node.left, cst.Name | cst.Attribute | cst.Call | cst.Subscript):
-            base = f"({base})"
+        base = _operand(node.left)
         exponent = _render(node.right).replace(" ", "")
         form = _POWERS.get(exponent, "tl.extra.cuda.libdevice.pow({b}, " + exponent + ")")
         mapping[node] = _expr(form.format(b=base))

@@ -27,6 +27,7 @@ from kernel_medic.tools.repair.rules.base import (
     _kernels,
     _launches,
     _names,
+    _operand,
     _params,
     _render,
     _with_kwarg,
@@ -636,8 +637,7 @@ def output_allocation(tree: Tree, fn: cst.FunctionDef, context: RuleContext | No
     ret = returns[-1]
     assert ret.value is not None
     returned = _names(ret.value)
-    atom = isinstance(ret.value, cst.Name | cst.Attribute | cst.Call | cst.Subscript)
-    value = _render(ret.value) if atom else f"({_render(ret.value)})"
+    value = _operand(ret.value)
     if shape_wrong and want_shape and math.prod(expected[0]["shape"]) == math.prod(got[0]["shape"]):
         view = ret.with_changes(value=_expr(f"{value}.view{want_shape}"))
         yield tree.edit(ret, view, f"return the output viewed as {want_shape}")

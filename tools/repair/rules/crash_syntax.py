@@ -23,7 +23,7 @@ from kernel_medic.tools.repair.rules.base import Edit, RuleContext, rule
 MAX_ROUNDS = 24  # lines removed one after another before a way of mending is given up
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _ENTRY = re.compile(r"^\s*class\s+ModelNew\b", re.M)
-_STATEMENT = re.compile(r"^(import|from|def|class|@|if __name__)\b|^@")
+_STATEMENT = re.compile(r"^(?:import|from|def|class|if __name__)\b|^@")
 Step = Callable[[list[str], int], list[str] | None]
 
 
