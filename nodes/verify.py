@@ -22,8 +22,11 @@ def verify(state: RepairState) -> dict[str, Any]:
     best_light = _light_score(state.get("best_report") or {})
     report = light
     # The light case is one case of the full tier: a patch that does worse there cannot beat the best. One
-    # that ties may still fix what only the full tier exercises (layouts, odd shapes, magnitudes).
-    if light.verdict == "pass" or light.score >= best_light:
+    # that ties may still fix what only the full tier exercises (layouts, odd shapes, magnitudes). One that
+    # hangs or kills its worker on the light case can neither beat nor follow a crash (a timeout has no
+    # stage), and would cost the full tier's time limit per case.
+    hung = light.verdict in ("timeout", "crash")
+    if light.verdict == "pass" or (light.score >= best_light and not (hung and light.score == 0)):
         report = _run(evaluator.evaluate(problem, tier="full"), state, "full")
     best_score = state.get("best_score", -1.0)
     # A crash scores 0 whatever its cause: at an equal score, a crash that got further is progress too.

@@ -310,3 +310,20 @@ def test_invalid_problem_is_a_result_not_an_exception(tmp_path: Path) -> None:
     folder = write_problem(tmp_path / "p", scale_candidate(("class ModelNew", "class Other")))
     result = run(folder, RepairConfig(workers=2), tmp_path)
     assert result.status == "invalid" and "ModelNew" in result.error
+
+
+def test_a_patch_that_hangs_on_the_light_case_is_not_run_on_the_full_tier(tmp_path: Path) -> None:
+    # A crash (score 0) patched into a hang: the full tier would only time out once per case.
+    crashing = scale_candidate(("        n = x.numel()\n", "        n = x.numel()\n        raise RuntimeError('no')\n"))
+    folder = write_problem(tmp_path / "p", crashing, toml="timeout_s = 3\nseeds = [0, 1, 2]\n")
+    hang = edit("        raise RuntimeError('no')", "        while True:\n            pass")
+    script = [{"content": hang, "usage": (1, 1)}]
+    with ScriptedOpenAIServer(script) as server:
+        result = run(folder, llm_config(server, max_iterations=1), tmp_path)
+    assert result.attempts[0]["verdict"] == "timeout"
+    tiers = [
+        e["tier"]
+        for e in map(json.loads, (tmp_path / "trace.jsonl").read_text().splitlines())
+        if e.get("event") == "tool" and e.get("verdict") == "timeout"
+    ]
+    assert tiers == ["light"]
