@@ -60,6 +60,11 @@ FIXABLE = {
     "bare_pointer": "pointer_offsets",
     "power_op": "power_operator",
     "output_dtype_call": "output_allocation",
+    "entry_dest": "entry_arguments",
+    "entry_ref_default": "entry_arguments",
+    "leading_dims": "flatten_leading_dims",
+    "host_dtype": "api_moves",
+    "tensor_strides": "tensor_attribute",
 }
 
 
@@ -252,3 +257,18 @@ def test_a_missing_import_goes_after_the_leading_imports_not_after_a_late_one() 
     (rewrite,) = propose(source, ["missing_import"], context)
     lines = rewrite.source.splitlines()
     assert lines.index("from typing import Optional") == 2 < lines.index("def f(x: Optional[int] = None):")
+
+
+def test_a_positional_argument_on_the_wrong_parameter_goes_by_the_reference_name_and_sizes_are_derived() -> None:
+    # The generation put a size before eps: `1e-06` lands on N_SIZE, and the crash is a TypeError in range().
+    reference = "def norm(x, w, eps=1e-6):\n    return x\n\n\nclass Model:\n    def forward(self, x, w):\n"
+    reference += "        return norm(x, w, 1e-06)\n"
+    source = "import torch\n\n\ndef norm(x, w, N_SIZE, eps=1e-5, BLOCK_N=128):\n    return x\n\n\n"
+    source += "class ModelNew:\n    def forward(self, x0, x1):\n        return norm(x0, x1, 1e-06)\n"
+    crash = {"exception": "TypeError", "message": "'float' object cannot be interpreted as an integer"}
+    context = RuleContext.from_reference(reference, {"verdict": "runtime_error", "crash": crash})
+    calls = [rw.source.splitlines()[-1].strip() for rw in propose(source, ["entry_arguments"], context)]
+    assert calls == ["return norm(x0, x1, x0.shape[-1], 1e-06)"]
+    # Arguments that already line up are left alone whatever crashed.
+    aligned = source.replace("N_SIZE, eps=1e-5", "eps=1e-5, N_SIZE=None")
+    assert propose(aligned, ["entry_arguments"], context) == []

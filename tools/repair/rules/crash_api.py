@@ -21,6 +21,7 @@ from kernel_medic.tools.repair.rules.base import (
     Tree,
     _dotted,
     _expr,
+    _kernels,
     _render,
     rule,
     rules_of,
@@ -81,6 +82,28 @@ def _module_of(dotted: str) -> str:
     return "triton.language" + dotted.removeprefix("tl") if dotted.startswith("tl") else dotted
 
 
+_DTYPES = frozenset(
+    ("float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "bool")
+)
+
+
+_TORCH_FACTORIES = frozenset(
+    ("empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like", "arange")
+)
+
+
+def _on_host(tree: Tree, node: cst.CSTNode, kernels: set[cst.FunctionDef]) -> bool:
+    """Outside every `@triton.jit` function and not an argument of a kernel launch (`k[grid](..)`)."""
+    parent = tree.parent(node)
+    while parent is not None:
+        if parent in kernels:
+            return False
+        if isinstance(parent, cst.Call) and isinstance(parent.func, cst.Subscript):
+            return False
+        parent = tree.parent(parent)
+    return True
+
+
 def _crash(context: RuleContext | None) -> dict[str, Any]:
     return context.crash if context is not None else {}
 
@@ -99,12 +122,18 @@ def api_moves_rule(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     mapping: dict[cst.CSTNode, cst.CSTNode] = {}
     first: cst.CSTNode | None = None
     names: list[str] = []
+    kernels = set(_kernels(tree.module))
     for node in m.findall(tree.module, m.Attribute()):
         assert isinstance(node, cst.Attribute)
         dotted = _dotted(node)
         new = moved(dotted) if dotted else None
+        head, _, attr = (dotted or "").rpartition(".")
+        if head == "triton" and attr in _TORCH_FACTORIES and _on_host(tree, node, kernels):
+            new = f"torch.{attr}"  # `triton.empty((M, N))` in a wrapper: torch allocates on the host
         if new is None or any(node is k or _contains(k, node) for k in mapping):
             continue
+        if new.startswith("tl.") and new[3:] in _DTYPES and _on_host(tree, node, kernels):
+            new = f"torch.{new[3:]}"  # `x.dtype == triton.float16` on the host compares torch dtypes
         mapping[node] = _expr(new)
         first = first or node
         names.append(f"{dotted} -> {new}")

@@ -19,8 +19,10 @@ Each acts only on a reported crash (`RuleContext.crash`):
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 import libcst as cst
@@ -325,50 +327,123 @@ _ARGUMENTS = re.compile(
 )
 
 
-def _reference_params(reference: str, name: str) -> list[str] | None:
-    """Parameter names (in order) of the reference's module-level function `name`, if it has one."""
+def _reference_signature(reference: str, name: str) -> tuple[list[str], dict[str, str]] | None:
+    """Parameter names (in order) and defaults (source text) of the reference's module-level function `name`.
+
+    When the reference has no `name` (the entry was renamed to the generation's own), the one function the
+    reference's `forward` calls stands in: it is what the wrapper's arguments were written for."""
     try:
         tree = ast.parse(reference)
     except (SyntaxError, ValueError):
         return None
-    for stmt in tree.body:
-        if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
-            args = stmt.args
-            return [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
-    return None
+    functions = {s.name: s for s in tree.body if isinstance(s, ast.FunctionDef)}
+    fn = functions.get(name)
+    if fn is None:
+        called = {
+            c.func.id
+            for cls in tree.body
+            if isinstance(cls, ast.ClassDef)
+            for f in cls.body
+            if isinstance(f, ast.FunctionDef) and f.name == "forward"
+            for c in ast.walk(f)
+            if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in functions
+        }
+        if len(called) != 1:
+            return None
+        fn = functions[called.pop()]
+    args = fn.args
+    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    positional = [*args.posonlyargs, *args.args]
+    with_default = positional[len(positional) - len(args.defaults) :]
+    defaults = {a.arg: ast.unparse(d) for a, d in zip(with_default, args.defaults, strict=True)}
+    defaults |= {a.arg: ast.unparse(d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
+    return names, defaults
 
 
 def _block_guesses(first: str) -> list[str]:
     return ["1024", f"triton.next_power_of_2({first}.shape[-1])"]
 
 
+_BLOCK = re.compile(r"block|blk|tile", re.I)
+# A parameter the caller was to allocate (destination-passing style) or a size it was to compute: the
+# reference's entry allocates and measures for itself, so the wrapper's call has neither.
+_OUTPUT = re.compile(r"^(out|output|outputs|result|res|dst|dest|y|c|o)(_ptr|_tensor|_matrix|put)?$", re.I)
+_SIZES = (
+    (re.compile(r"^(n_?elements|numel|n_elem|total_elements|num_elements|size)$", re.I), "{t}.numel()"),
+    (re.compile(r"^(n_?rows|num_rows|rows)$", re.I), "{t}.numel() // {t}.shape[-1]"),
+    (re.compile(r"^(n_?cols|num_cols|cols|n_size|hidden_size|hidden_dim|d_model)$", re.I), "{t}.shape[-1]"),
+)
+
+
+def _size_of(name: str, first: str) -> str | None:
+    for pattern, spelling in _SIZES:
+        if pattern.match(name):
+            return spelling.format(t=first)
+    return None
+
+
+def _returns_value(fn: cst.FunctionDef) -> bool:
+    """Whether `fn` itself (not a nested function) returns something."""
+    found = False
+
+    class _Visitor(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is fn
+
+        def visit_Return(self, node: cst.Return) -> None:
+            nonlocal found
+            found = found or node.value is not None
+
+    fn.visit(_Visitor())
+    return found
+
+
+def _misaligned(ref_names: list[str], positional: list[str], call: cst.Call) -> bool:
+    """A positional argument lands on a parameter the reference puts elsewhere (`eps` given where the
+    generation takes `N_SIZE`): the call binds values to the wrong names even when nothing raises a TypeError
+    about it."""
+    for i, a in enumerate(call.args):
+        if a.keyword is not None or i >= len(ref_names) or i >= len(positional):
+            continue
+        if ref_names[i] != positional[i] and ref_names[i] in positional:
+            return True
+    return False
+
+
 @rule(
     "entry_arguments",
     title="the wrapper calls the generation's entry function with arguments its signature does not take",
     bug_class="wrapper_launch_error",
-    symptoms=("wrapper_launch_error", "runtime_error"),
+    symptoms=("wrapper_launch_error", "runtime_error", "type_mismatch", "other"),
     per="forward",
 )
 def entry_arguments(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """Arguments go by the reference's parameter names: one the generation's function also names is passed
     as that keyword, the rest fill its unnamed positional parameters in order, and what is left is dropped
-    (a mode the generation never took: the judge decides whether it mattered). A required block size the
-    generation expects from its caller gets a value (1024, or the next power of 2 of the last dimension)."""
+    (a mode the generation never took: the judge decides whether it mattered). A required parameter the
+    wrapper cannot give gets the reference's default for the same name, else by what its name says: a block
+    size (1024, or the next power of 2 of the last dimension), a size of the first tensor (`n_elements`,
+    `n_rows`, `n_cols`), or an output the caller was to allocate (`torch.empty_like` of the first tensor,
+    returned by the wrapper when the generation's function returns nothing)."""
     crash = _crash(context)
-    if not crash or not _ARGUMENTS.search(_text(crash)) or context is None:
+    if not crash or context is None:
         return
+    by_text = bool(_ARGUMENTS.search(_text(crash)))
     defined = {f.name.value: f for f in _host_functions(tree.module)}
     for call in m.findall(fn.body, m.Call(func=m.Name())):
         assert isinstance(call, cst.Call) and isinstance(call.func, cst.Name)
         target = defined.get(call.func.value)
-        ref_names = _reference_params(context.reference_source, call.func.value)
-        if target is None or ref_names is None or any(a.star for a in call.args):
+        signature = _reference_signature(context.reference_source, call.func.value)
+        if target is None or signature is None or any(a.star for a in call.args):
             continue
+        ref_names, ref_defaults = signature
         params = target.params
         if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
             continue  # *args / **kwargs take anything
         positional = [p.name.value for p in (*params.posonly_params, *params.params)]
         keyword_only = [p.name.value for p in params.kwonly_params]
+        if not by_text and not _misaligned(ref_names, positional, call):
+            continue
         required = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
                     if p.default is None]
         given: list[tuple[str | None, cst.BaseExpression]] = []
@@ -379,19 +454,34 @@ def entry_arguments(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
         rest = [v for n, v in given if n is None or n not in named]
         bound: dict[str, str] = {n: _render(v) for n, v in named.items()}
         for p in positional:
+            if p not in bound and rest and not _OUTPUT.match(p) and _size_of(p, "x") is None:
+                bound[p] = _render(rest.pop(0))
+        for p in positional:  # what is left goes where the generation still has room
             if p not in bound and rest:
                 bound[p] = _render(rest.pop(0))
         missing = [p for p in required if p not in bound]
-        if any("block" not in p.lower() for p in missing):
-            continue
         first = bound.get(positional[0]) if positional else None
-        fills: list[dict[str, str]] = [{}]
-        if missing:
-            if first is None:
-                continue
-            fills = [dict.fromkeys(missing, guess) for guess in _block_guesses(first)]
-        for fill in fills:
-            values = {**bound, **fill}
+        fill: dict[str, str] = {p: ref_defaults[p] for p in missing if p in ref_defaults}
+        outputs = [p for p in missing if p not in fill and _OUTPUT.match(p)]
+        blocks = [p for p in missing if p not in fill and p not in outputs and _BLOCK.search(p)]
+        for p in missing:
+            if p not in fill and p not in outputs and p not in blocks and first is not None:
+                size = _size_of(p, first)
+                if size is not None:
+                    fill[p] = size
+        if any(p not in fill and p not in outputs and p not in blocks for p in missing):
+            continue
+        if (outputs or blocks) and first is None:
+            continue
+        allocated = "out" if "out" not in _names(fn.body) else "out_"
+        alloc_out = bool(outputs) and not _returns_value(target)
+        for p in outputs:
+            fill[p] = allocated if alloc_out else f"torch.empty_like({first})"
+        fills = [fill]
+        if blocks and first is not None:
+            fills = [fill | dict.fromkeys(blocks, guess) for guess in _block_guesses(first)]
+        for values_fill in fills:
+            values = {**bound, **values_fill}
             parts, by_name = [], False
             for p in (*positional, *keyword_only):
                 if p not in values:
@@ -404,5 +494,170 @@ def entry_arguments(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
                 continue
             what = f"call {call.func.value} with the arguments its signature takes"
             what += f" ({len(given) - len(bound)} dropped)" if len(given) > len(bound) else ""
-            what += "".join(f", {k}={v}" for k, v in fill.items())
-            yield tree.edit(call, new, what)
+            what += "".join(f", {k}={v}" for k, v in values_fill.items())
+            statement = _statement_of(tree, call)
+            if not alloc_out:
+                yield tree.edit(call, new, what)
+                continue
+            if statement is None or not m.matches(statement.body[0], m.Return(value=m.Call())):
+                continue
+            # The generation's function fills the output it is given and returns nothing: the wrapper
+            # allocates it, passes it, and returns it.
+            lines = [f"{allocated} = torch.empty_like({first})", _render(new), f"return {allocated}"]
+            replacement = cst.FlattenSentinel([cst.parse_statement(line + "\n") for line in lines])
+            yield Edit(
+                _replace_many(tree.module, {statement: replacement}),  # type: ignore[dict-item]
+                tree.line(call),
+                what + f"; the wrapper allocates {allocated} and returns it",
+            )
+
+
+def _statement_of(tree: Tree, node: cst.CSTNode) -> cst.SimpleStatementLine | None:
+    parent = tree.parent(node)
+    while parent is not None and not isinstance(parent, cst.SimpleStatementLine):
+        parent = tree.parent(parent)
+    return parent
+
+
+# ---------------------------------------------------------------- a wrapper written for fewer dimensions
+
+
+_UNPACK = re.compile(r"too many values to unpack \(expected (\d+)\)")
+_NDIM = re.compile(r"^(?:(\w+)\.ndim|(\w+)\.dim\(\)|len\((\w+)\.shape\))\s*==\s*(\d+)$")
+
+
+def _fewer_dims(tree: Tree, fn: cst.FunctionDef, line: int) -> tuple[str, int] | None:
+    """(parameter, dims) when the statement of `fn` at `line` unpacks a parameter's shape into fewer names
+    than its input has (`M, K = x.shape`) or asserts its number of dimensions (`assert x.ndim == 2`)."""
+    params = {p.name.value for p in _params(fn)}
+    for stmt in m.findall(fn.body, m.SimpleStatementLine()):
+        assert isinstance(stmt, cst.SimpleStatementLine)
+        if tree.line(stmt) != line:
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target, value = small.targets[0].target, _render(small.value)
+                shaped = re.fullmatch(r"(\w+)\.(?:shape|size\(\))", value)
+                if isinstance(target, cst.Tuple) and shaped and shaped.group(1) in params:
+                    return shaped.group(1), len(target.elements)
+            if isinstance(small, cst.Assert):
+                for part in re.split(r"\s+and\s+", _render(small.test)):
+                    got = _NDIM.match(part.strip())
+                    if got and (name := got.group(1) or got.group(2) or got.group(3)) in params:
+                        return name, int(got.group(4))
+    return None
+
+
+@rule(
+    "flatten_leading_dims",
+    title="a wrapper written for 2-D input gets the reference's N-D input",
+    bug_class="wrapper_launch_error",
+    symptoms=("wrapper_launch_error", "runtime_error", "other"),
+    per="module",
+)
+def flatten_leading_dims(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """`M, K = x.shape` (or `assert x.ndim == 2`) in a wrapper the reference calls with (batch, seq, hidden):
+    the leading dimensions are folded into the first one on the way in (`x.reshape(-1, x.shape[-1])`) and
+    unfolded on every returned tensor on the way out, so the kernel sees the 2-D problem it was written
+    for."""
+    crash = _crash(context)
+    line = crash.get("line")
+    if not crash or not isinstance(line, int):
+        return
+    text = _text(crash)
+    if not (_UNPACK.search(text) or "AssertionError" in text):
+        return
+    kernels = set(_kernels(tree.module))
+    for fn in m.findall(tree.module, m.FunctionDef()):
+        assert isinstance(fn, cst.FunctionDef)
+        if fn in kernels or not tree.line(fn) < line <= tree.line(fn, end=True):
+            continue
+        found = _fewer_dims(tree, fn, line)
+        if found is None or found[1] < 2:
+            continue
+        name, dims = found
+        returns = [r for r in m.findall(fn.body, m.Return()) if _function_of(tree, r) is fn]
+        named = all(isinstance(r, cst.Return) and isinstance(r.value, cst.Name) for r in returns)
+        if not returns or not named:
+            continue  # a tuple, an expression or nothing: where the leading dimensions go back is unclear
+        lead = f"{name}_lead"
+        kept = f"{name}.shape[-{dims - 1}:]"
+        mapping: dict[cst.CSTNode, cst.CSTNode] = {}
+        for r in returns:
+            assert isinstance(r, cst.Return) and isinstance(r.value, cst.Name)
+            v = r.value.value
+            mapping[r] = r.with_changes(value=_expr(f"{v}.reshape(*{lead}, *{v}.shape[1:])"))
+        body = fn.body
+        assert isinstance(body, cst.IndentedBlock)
+        docstring = m.SimpleStatementLine([m.Expr(m.SimpleString())])
+        at = 1 if body.body and m.matches(body.body[0], docstring) else 0
+        prologue = [
+            cst.parse_statement(f"{lead} = {name}.shape[:-{dims - 1}]\n"),
+            cst.parse_statement(f"{name} = {name}.reshape(-1, *{kept})\n"),
+        ]
+        module = _replace_many(tree.module, mapping)
+        same_name = m.FunctionDef(name=m.Name(fn.name.value))
+        new_fn = next(
+            f
+            for f in m.findall(module, same_name)
+            if isinstance(f, cst.FunctionDef) and f.params.deep_equals(fn.params)
+        )
+        assert isinstance(new_fn, cst.FunctionDef) and isinstance(new_fn.body, cst.IndentedBlock)
+        new_body = new_fn.body.with_changes(body=[*new_fn.body.body[:at], *prologue, *new_fn.body.body[at:]])
+        module = module.deep_replace(new_fn, new_fn.with_changes(body=new_body))  # type: ignore[assignment]
+        yield Edit(
+            module, tree.line(fn), f"{fn.name.value} folds {name}'s leading dimensions into one and back"
+        )
+
+
+# ---------------------------------------------------------------- a torch.Tensor attribute misspelled
+
+
+_NO_ATTRIBUTE = re.compile(r"'Tensor' object has no attribute '(\w+)'")
+
+
+@lru_cache(maxsize=1)
+def _tensor_attributes() -> dict[str, bool]:
+    """torch.Tensor's public attributes -> whether each is a method (called) or a property."""
+    import torch
+
+    return {
+        name: callable(getattr(torch.Tensor, name, None))
+        and not isinstance(getattr(torch.Tensor, name), property)
+        for name in dir(torch.Tensor)
+        if not name.startswith("_")
+    }
+
+
+@rule(
+    "tensor_attribute",
+    title="a torch.Tensor attribute that does not exist (`x.strides`, `x.dims`)",
+    bug_class="api_drift",
+    symptoms=("api_drift", "wrapper_launch_error", "runtime_error", "other"),
+    per="module",
+)
+def tensor_attribute(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """`'Tensor' object has no attribute 'strides'`: the closest real attribute (`stride`), called when it is
+    a method and the code read it as a property, on the crashing line."""
+    crash = _crash(context)
+    missing = _NO_ATTRIBUTE.search(str(crash.get("message", "")))
+    line = crash.get("line")
+    if not missing or not isinstance(line, int):
+        return
+    attributes = _tensor_attributes()
+    close = difflib.get_close_matches(missing.group(1), list(attributes), n=2, cutoff=0.75)
+    for name in close:
+        mapping: dict[cst.CSTNode, cst.CSTNode] = {}
+        for node in m.findall(tree.module, m.Attribute(attr=m.Name(missing.group(1)))):
+            assert isinstance(node, cst.Attribute)
+            if tree.line(node) != line:
+                continue
+            new: cst.BaseExpression = node.with_changes(attr=cst.Name(name))
+            parent = tree.parent(node)
+            called = isinstance(parent, cst.Call) and parent.func is node
+            if attributes[name] and not called:
+                new = cst.Call(func=new)
+            mapping[node] = new
+        if mapping:
+            what = f"{missing.group(1)} -> {name} (torch.Tensor)"
+            yield Edit(_replace_many(tree.module, mapping), line, what)
