@@ -259,7 +259,7 @@ def test_a_missing_import_goes_after_the_leading_imports_not_after_a_late_one() 
     assert lines.index("from typing import Optional") == 2 < lines.index("def f(x: Optional[int] = None):")
 
 
-def test_a_positional_argument_on_the_wrong_parameter_goes_by_the_reference_name_and_sizes_are_derived() -> None:
+def test_an_argument_on_the_wrong_parameter_goes_by_the_reference_name_and_sizes_are_derived() -> None:
     # The generation put a size before eps: `1e-06` lands on N_SIZE, and the crash is a TypeError in range().
     reference = "def norm(x, w, eps=1e-6):\n    return x\n\n\nclass Model:\n    def forward(self, x, w):\n"
     reference += "        return norm(x, w, 1e-06)\n"

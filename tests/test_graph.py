@@ -314,7 +314,8 @@ def test_invalid_problem_is_a_result_not_an_exception(tmp_path: Path) -> None:
 
 def test_a_patch_that_hangs_on_the_light_case_is_not_run_on_the_full_tier(tmp_path: Path) -> None:
     # A crash (score 0) patched into a hang: the full tier would only time out once per case.
-    crashing = scale_candidate(("        n = x.numel()\n", "        n = x.numel()\n        raise RuntimeError('no')\n"))
+    numel = "        n = x.numel()\n"
+    crashing = scale_candidate((numel, numel + "        raise RuntimeError('no')\n"))
     folder = write_problem(tmp_path / "p", crashing, toml="timeout_s = 3\nseeds = [0, 1, 2]\n")
     hang = edit("        raise RuntimeError('no')", "        while True:\n            pass")
     script = [{"content": hang, "usage": (1, 1)}]
