@@ -272,3 +272,20 @@ def test_an_argument_on_the_wrong_parameter_goes_by_the_reference_name_and_sizes
     # Arguments that already line up are left alone whatever crashed.
     aligned = source.replace("N_SIZE, eps=1e-5", "eps=1e-5, N_SIZE=None")
     assert propose(aligned, ["entry_arguments"], context) == []
+
+
+def test_a_fix_that_turns_the_crash_into_a_hang_gets_the_next_fix_on_top(evaluator: Evaluator) -> None:
+    # Removing the CUDA assert lets `k[grid, BLOCK]` run: grid x BLOCK programs, a hang on the light case.
+    problem = load_problem(PROBLEMS / "hang_after_fix")
+    report = evaluator.evaluate(problem, tier="light").to_dict()
+
+    def evaluate(src: str, tier: str) -> dict[str, Any]:
+        return evaluator.evaluate(problem.with_candidate(src), tier=tier).to_dict()  # type: ignore[arg-type]
+
+    request = PatchRequest(
+        "t", problem.reference_source, problem.candidate_source, report, [], [], [], [], [], "", set(), {}, 6
+    )
+    outcome = CrashPatcher(evaluate, workers=2).propose(request)
+    assert outcome.proposal is not None
+    assert "cuda" in outcome.proposal.description and "block configuration" in outcome.proposal.description
+    assert evaluate(outcome.proposal.source, "light")["verdict"] == "pass"

@@ -52,6 +52,7 @@ class CrashPatcher:
         ranked = self._ranked(request.source, base, order, request, set(request.seen_hashes))
         if not ranked:
             return PatchOutcome(None, exhausted=True, error="no crash rule applies")
+        ranked = self._past_hang(ranked, base, order, request, set(request.seen_hashes))
         best, report = ranked[0]
         if not _further(base, report):
             # Nothing got further on the light case: an edit of the diagnosed class, at the failing line
@@ -66,6 +67,7 @@ class CrashPatcher:
         while report.get("verdict") in crashes.CRASH_VERDICTS and len(chain) < MAX_CHAIN:
             context = RuleContext.from_reference(request.reference_source, report)
             step = self._ranked(chain[-1].source, report, order, request, seen, context)
+            step = self._past_hang(step, report, order, request, seen, context)
             if not step or not _further(report, step[0][1]):
                 break
             chain.append(step[0][0])
@@ -106,6 +108,31 @@ class CrashPatcher:
                 edit_size(source, item[0].source),
             ),
         )
+
+    def _past_hang(
+        self,
+        ranked: list[tuple[Rewrite, dict[str, Any]]],
+        base: dict[str, Any],
+        order: list[str],
+        request: PatchRequest,
+        seen: set[str],
+        context: RuleContext | None = None,
+    ) -> list[tuple[Rewrite, dict[str, Any]]]:
+        """When nothing got further but a fix turned the crash into a hang, the hang may be the next bug the
+        crash hid (the assert removed, the launch `k[grid, BLOCK]` now runs grid x BLOCK programs): the crash
+        rules get one more go on top of that fix, under the crash it removed, and a pair that gets further
+        ranks first."""
+        if not ranked or _further(base, ranked[0][1]):
+            return ranked
+        hung = next((rw for rw, rep in ranked if rep.get("verdict") == "timeout"), None)
+        if hung is None:
+            return ranked
+        on_top = self._ranked(hung.source, base, order, request, seen | {source_hash(hung.source)}, context)
+        if not on_top or not _further(base, on_top[0][1]):
+            return ranked
+        second, report = on_top[0]
+        pair = Rewrite(hung.rule, f"{hung.description}; then {second.description}", second.source, hung.line)
+        return [(pair, report), *ranked]
 
     def _light(self, rewrite: Rewrite) -> dict[str, Any]:
         key = (self.namespace, source_hash(rewrite.source))

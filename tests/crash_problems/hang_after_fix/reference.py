@@ -1,0 +1,21 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x, y):
+        return x + y
+
+
+n = 200000
+
+
+def get_inputs():
+    return [torch.randn(n), torch.randn(n)]
+
+
+def get_init_inputs():
+    return []
