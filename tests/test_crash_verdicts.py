@@ -165,6 +165,16 @@ def test_progress_orders_crashes_by_how_far_they_got() -> None:
     next_site = report("compile_error", phase="forward", line=14, function="k", exception="V", message="c")
     assert crashes.progress(first_site, next_site) and not crashes.progress(next_site, first_site)
     assert not crashes.progress(report("timeout"), report("mismatch"))
+    # A kernel crash launched from line 30 of `wrap`, fixed: `wrap` now fails at line 34, after the launch.
+    launched = report(
+        "compile_error", phase="forward", line=9, function="k", in_kernel=True, exception="AttributeError",
+        message="no round", launched_from=[30, "wrap"],
+    )
+    after = report("runtime_error", phase="forward", line=34, function="wrap", in_kernel=False,
+                   exception="RuntimeError", message="bad view")
+    before = report("runtime_error", phase="forward", line=28, function="wrap", in_kernel=False,
+                    exception="RuntimeError", message="bad view")
+    assert crashes.progress(launched, after) and not crashes.progress(launched, before)
 
 
 def _resolve(dotted: str) -> object:

@@ -128,6 +128,8 @@ def explain_error(err: dict[str, Any], source: str, kernels: set[str] | None = N
         "in_kernel": in_kernel,
         "evidence": f"{inner_type or exc_type} in {phase} at {where}: {_why(klass, text)}"[:300],
     }
+    if in_kernel and caller is not None and caller[1] not in kernels:
+        record["launched_from"] = [caller[0], caller[1]]  # the host line that launched the failing kernel
     if phase == "import":
         # The top-level statement that was running: demo code at module level is removed there.
         module_lines = [ln for ln, fn in frames if fn == "<module>"]
@@ -305,6 +307,8 @@ def progress(old: dict[str, Any], new: dict[str, Any]) -> bool:
     a, b = stage(old), stage(new)
     if a < 0 or b < 0:
         return False
+    if _past_launch(old.get("crash") or {}, new.get("crash") or {}):
+        return True
     if b != a:
         return b > a
     if new.get("verdict") not in ("compile_error", "runtime_error"):
@@ -324,6 +328,23 @@ def progress(old: dict[str, Any], new: dict[str, Any]) -> bool:
     )
     lines = old_c.get("line"), new_c.get("line")
     return same_place and all(isinstance(n, int) for n in lines) and lines[1] > lines[0]
+
+
+def _past_launch(old_c: dict[str, Any], new_c: dict[str, Any]) -> bool:
+    """The kernel that crashed now runs, and its wrapper fails further down (`view` of its output): a host
+    crash after the launch is further along than the kernel crash, though a kernel crash usually ranks above a
+    host one."""
+    launched = old_c.get("launched_from")
+    if not (old_c.get("in_kernel") and isinstance(launched, list | tuple) and len(launched) == 2):
+        return False
+    line = new_c.get("line")
+    return (
+        not new_c.get("in_kernel")
+        and new_c.get("phase") == old_c.get("phase")
+        and new_c.get("function") == launched[1]
+        and isinstance(line, int)
+        and line > int(launched[0])
+    )
 
 
 def summary(cases: list[Any]) -> dict[str, Any] | None:
