@@ -104,6 +104,15 @@ def _on_host(tree: Tree, node: cst.CSTNode, kernels: set[cst.FunctionDef]) -> bo
     return True
 
 
+def _in_torch_call(tree: Tree, node: cst.CSTNode) -> bool:
+    """An argument of the innermost call around `node`, that call being `torch.*` or a `tl.` factory."""
+    parent = tree.parent(node)
+    while parent is not None and not isinstance(parent, cst.Call):
+        parent = tree.parent(parent)
+    head = (_dotted(parent.func) or "") if isinstance(parent, cst.Call) else ""
+    return head.startswith("torch.") or head.removeprefix("tl.") in _TORCH_FACTORIES
+
+
 def _crash(context: RuleContext | None) -> dict[str, Any]:
     return context.crash if context is not None else {}
 
@@ -128,8 +137,11 @@ def api_moves_rule(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
         dotted = _dotted(node)
         new = moved(dotted) if dotted else None
         head, _, attr = (dotted or "").rpartition(".")
-        if head == "triton" and attr in _TORCH_FACTORIES and _on_host(tree, node, kernels):
+        if head in ("triton", "tl") and attr in _TORCH_FACTORIES and _on_host(tree, node, kernels):
             new = f"torch.{attr}"  # `triton.empty((M, N))` in a wrapper: torch allocates on the host
+        elif head == "tl" and attr in _DTYPES and _on_host(tree, node, kernels):
+            if _in_torch_call(tree, node):
+                new = f"torch.{attr}"  # `torch.empty(n, dtype=tl.float32)`
         if new is None or any(node is k or _contains(k, node) for k in mapping):
             continue
         if new.startswith("tl.") and new[3:] in _DTYPES and _on_host(tree, node, kernels):
