@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 from kernel_medic.graph.api import RepairResult, repair
 from kernel_medic.graph.config import RepairConfig
 from kernel_medic.graph.drivers.cli import main
@@ -65,6 +66,7 @@ FIXABLE = {
     "leading_dims": "flatten_leading_dims",
     "host_dtype": "api_moves",
     "tensor_strides": "tensor_attribute",
+    "entry_module": "entry_class",
 }
 
 
@@ -289,3 +291,28 @@ def test_a_fix_that_turns_the_crash_into_a_hang_gets_the_next_fix_on_top(evaluat
     assert outcome.proposal is not None
     assert "cuda" in outcome.proposal.description and "block configuration" in outcome.proposal.description
     assert evaluate(outcome.proposal.source, "light")["verdict"] == "pass"
+
+
+def test_an_autograd_function_entry_is_applied_with_the_arguments_by_the_reference_names() -> None:
+    reference = "def norm(x, w, eps):\n    return x\n\n\nclass Model:\n    def forward(self, x, w):\n"
+    reference += "        return norm(x, w, 1e-06)\n"
+    source = "import torch\n\n\nclass NormFn(torch.autograd.Function):\n    @staticmethod\n"
+    source += "    def forward(ctx, x, w, eps=1e-5):\n        k[(1,)](x, w)\n        return x\n\n\n"
+    source += "class ModelNew:\n    def forward(self, x0, x1):\n        return norm(x0, x1, 1e-06)\n"
+    crash = {"exception": "NameError", "message": "name 'norm' is not defined"}
+    context = RuleContext.from_reference(reference, {"verdict": "runtime_error", "crash": crash})
+    calls = [rw.source.splitlines()[-1].strip() for rw in propose(source, ["entry_class"], context)]
+    assert calls == ["return NormFn.apply(x0, x1, 1e-06)"]
+
+
+def test_a_wrapper_that_unpacks_more_dimensions_than_it_gets_is_given_leading_ones() -> None:
+    source = "def f(x):\n    B, T, C = x.shape\n    y = x * 2\n    return y.reshape_as(x)\n"
+    message = "not enough values to unpack (expected 3, got 2)"
+    crash = {"line": 2, "exception": "ValueError", "message": message}
+    context = RuleContext.from_reference("", {"verdict": "runtime_error", "crash": crash})
+    rewrites = propose(source, ["flatten_leading_dims"], context)
+    assert len(rewrites) == 1
+    namespace: dict = {}
+    exec(rewrites[0].source, namespace)  # the test's own three lines, not a candidate
+    x = torch.arange(6.0).reshape(2, 3)
+    assert torch.equal(namespace["f"](x), x * 2)

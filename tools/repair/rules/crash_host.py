@@ -523,6 +523,7 @@ def _statement_of(tree: Tree, node: cst.CSTNode) -> cst.SimpleStatementLine | No
 
 
 _UNPACK = re.compile(r"too many values to unpack \(expected (\d+)\)")
+_TOO_FEW = re.compile(r"not enough values to unpack \(expected (\d+), got (\d+)\)")
 _NDIM = re.compile(r"^(?:(\w+)\.ndim|(\w+)\.dim\(\)|len\((\w+)\.shape\))\s*==\s*(\d+)$")
 
 
@@ -565,7 +566,8 @@ def flatten_leading_dims(tree: Tree, context: RuleContext | None) -> Iterator[Ed
     if not crash or not isinstance(line, int):
         return
     text = _text(crash)
-    if not (_UNPACK.search(text) or "AssertionError" in text):
+    few = _TOO_FEW.search(text)
+    if not (_UNPACK.search(text) or few or "AssertionError" in text):
         return
     kernels = set(_kernels(tree.module))
     for fn in m.findall(tree.module, m.FunctionDef()):
@@ -577,24 +579,32 @@ def flatten_leading_dims(tree: Tree, context: RuleContext | None) -> Iterator[Ed
             continue
         name, dims = found
         returns = [r for r in m.findall(fn.body, m.Return()) if _function_of(tree, r) is fn]
-        named = all(isinstance(r, cst.Return) and isinstance(r.value, cst.Name) for r in returns)
-        if not returns or not named:
-            continue  # a tuple, an expression or nothing: where the leading dimensions go back is unclear
-        lead = f"{name}_lead"
-        kept = f"{name}.shape[-{dims - 1}:]"
+        single = all(isinstance(r, cst.Return) and r.value is not None and not m.matches(r.value, m.Tuple())
+                     for r in returns)
+        if not returns or not single:
+            continue  # a tuple or nothing: where the leading dimensions go back is unclear
+        back = f"{name}_back"
+        missing_dims = int(few.group(1)) - int(few.group(2)) if few else 0
+        if missing_dims > 0:
+            # Fewer dimensions than the wrapper unpacks: leading 1s on the way in, dropped on the way out.
+            prologue_code = [
+                f"{name} = {name}.reshape(*([1] * {missing_dims}), *{name}.shape)",
+                f"{back} = lambda t: t.reshape(*t.shape[{missing_dims}:])",
+            ]
+        else:
+            prologue_code = [
+                f"{back} = lambda t, lead={name}.shape[:-{dims - 1}]: t.reshape(*lead, *t.shape[1:])",
+                f"{name} = {name}.reshape(-1, *{name}.shape[-{dims - 1}:])",
+            ]
         mapping: dict[cst.CSTNode, cst.CSTNode] = {}
         for r in returns:
-            assert isinstance(r, cst.Return) and isinstance(r.value, cst.Name)
-            v = r.value.value
-            mapping[r] = r.with_changes(value=_expr(f"{v}.reshape(*{lead}, *{v}.shape[1:])"))
+            assert isinstance(r, cst.Return) and r.value is not None
+            mapping[r] = r.with_changes(value=cst.Call(func=cst.Name(back), args=[cst.Arg(r.value)]))
         body = fn.body
         assert isinstance(body, cst.IndentedBlock)
         docstring = m.SimpleStatementLine([m.Expr(m.SimpleString())])
         at = 1 if body.body and m.matches(body.body[0], docstring) else 0
-        prologue = [
-            cst.parse_statement(f"{lead} = {name}.shape[:-{dims - 1}]\n"),
-            cst.parse_statement(f"{name} = {name}.reshape(-1, *{kept})\n"),
-        ]
+        prologue = [cst.parse_statement(code + "\n") for code in prologue_code]
         module = _replace_many(tree.module, mapping)
         same_name = m.FunctionDef(name=m.Name(fn.name.value))
         new_fn = next(
@@ -661,3 +671,92 @@ def tensor_attribute(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
         if mapping:
             what = f"{missing.group(1)} -> {name} (torch.Tensor)"
             yield Edit(_replace_many(tree.module, mapping), line, what)
+
+
+# ---------------------------------------------------------------- an entry written as a class
+
+
+def _method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else []
+    return next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
+
+
+def _bind(
+    ref_args: list[tuple[str | None, str]], groups: list[list[cst.Param]]
+) -> list[dict[str, str]] | None:
+    """Arguments (reference name or None, source) bound to parameter groups (ctor, forward): by name first,
+    then the rest in order into each group's positional parameters; None when a required one stays unbound."""
+    bound: list[dict[str, str]] = [{} for _ in groups]
+    rest: list[str] = []
+    for name, value in ref_args:
+        slot = next((i for i, g in enumerate(groups) if name in {p.name.value for p in g}), None)
+        if slot is None or name is None:
+            rest.append(value)
+        else:
+            bound[slot][name] = value
+    for i in reversed(range(len(groups))):  # leftovers feed the last group (forward / apply) first
+        for p in groups[i]:
+            if p.name.value not in bound[i] and rest and p.default is None:
+                bound[i][p.name.value] = rest.pop(0)
+    for g, b in zip(groups, bound, strict=True):
+        if any(p.default is None and p.name.value not in b for p in g):
+            return None
+    return bound
+
+
+@rule(
+    "entry_class",
+    title="the generation wrote its entry as an nn.Module or autograd.Function, not the reference's function",
+    bug_class="wrapper_launch_error",
+    symptoms=("wrapper_launch_error", "import_error", "runtime_error"),
+    per="forward",
+)
+def entry_class(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """`rmsnorm_forward(x, w, eps)` is not defined, and the one class of the file that launches a kernel is
+    `TritonRMSNorm(weight, eps)` with `forward(x)`: the call becomes `TritonRMSNorm(weight=w, eps=eps)(x)`
+    (an `autograd.Function`: `Cls.apply(...)`), each argument going where the reference's name for it goes."""
+    crash = _crash(context)
+    missing = _NOT_DEFINED.search(str(crash.get("message", "")))
+    if not missing or context is None:
+        return
+    name = missing.group(1)
+    if name in {f.name.value for f in m.findall(tree.module, m.FunctionDef())}:
+        return
+    classes = [
+        s
+        for s in tree.module.body
+        if isinstance(s, cst.ClassDef) and s.name.value != "ModelNew" and _launches(s)
+    ]
+    signature = _reference_signature(context.reference_source, name)
+    if len(classes) != 1 or signature is None:
+        return
+    cls = classes[0]
+    ref_names = signature[0]
+    autograd = any("Function" in (_dotted(b.value) or "") for b in cls.bases)
+    for call in m.findall(fn.body, m.Call(func=m.Name(name))):
+        assert isinstance(call, cst.Call)
+        if any(a.star for a in call.args):
+            continue
+        ref_args: list[tuple[str | None, str]] = []
+        for i, a in enumerate(call.args):
+            by_position = ref_names[i] if i < len(ref_names) else None
+            ref_args.append((a.keyword.value if a.keyword else by_position, _render(a.value)))
+        forward = _method(cls, "forward")
+        if forward is None:
+            continue
+        if autograd:
+            bound = _bind(ref_args, [list(_params(forward))[1:]])
+            if bound is None:
+                continue
+            values = [bound[0][p.name.value] for p in list(_params(forward))[1:] if p.name.value in bound[0]]
+            new = f"{cls.name.value}.apply({', '.join(values)})"
+        else:
+            init = _method(cls, "__init__")
+            ctor = list(_params(init))[1:] if init is not None else []
+            bound = _bind(ref_args, [ctor, list(_params(forward))[1:]])
+            if bound is None:
+                continue
+            made = ", ".join(f"{k}={v}" for k, v in bound[0].items())
+            used = ", ".join(f"{k}={v}" for k, v in bound[1].items())
+            new = f"{cls.name.value}({made})({used})"
+        yield tree.edit(call, _expr(new), f"call the generation's {cls.name.value} in place of {name}")

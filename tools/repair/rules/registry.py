@@ -44,6 +44,7 @@ RULES: dict[str, Rule] = {
         crash_host.drop_torch_script,
         crash_host.entry_point,
         crash_host.entry_arguments,
+        crash_host.entry_class,
         crash_host.flatten_leading_dims,
         crash_host.tensor_attribute,
         crash_host.kernel_free_name,
