@@ -67,6 +67,7 @@ FIXABLE = {
     "host_dtype": "api_moves",
     "tensor_strides": "tensor_attribute",
     "entry_module": "entry_class",
+    "broken_check": "broken_check",
 }
 
 
@@ -271,6 +272,11 @@ def test_an_argument_on_the_wrong_parameter_goes_by_the_reference_name_and_sizes
     context = RuleContext.from_reference(reference, {"verdict": "runtime_error", "crash": crash})
     calls = [rw.source.splitlines()[-1].strip() for rw in propose(source, ["entry_arguments"], context)]
     assert calls == ["return norm(x0, x1, x0.shape[-1], 1e-06)"]
+    # A dtype or device the caller was to pass comes from the first tensor.
+    typed = source.replace("N_SIZE, eps=1e-5", "dtype, eps=1e-5")
+    assert [rw.source.splitlines()[-1].strip() for rw in propose(typed, ["entry_arguments"], context)] == [
+        "return norm(x0, x1, x0.dtype, 1e-06)"
+    ]
     # Arguments that already line up are left alone whatever crashed.
     aligned = source.replace("N_SIZE, eps=1e-5", "eps=1e-5, N_SIZE=None")
     assert propose(aligned, ["entry_arguments"], context) == []

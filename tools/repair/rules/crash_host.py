@@ -370,8 +370,10 @@ _BLOCK = re.compile(r"block|blk|tile", re.I)
 _OUTPUT = re.compile(r"^(out|output|outputs|result|res|dst|dest|y|c|o)(_ptr|_tensor|_matrix|put)?$", re.I)
 _SIZES = (
     (re.compile(r"^(n_?elements|numel|n_elem|total_elements|num_elements|size)$", re.I), "{t}.numel()"),
-    (re.compile(r"^(n_?rows|num_rows|rows)$", re.I), "{t}.numel() // {t}.shape[-1]"),
-    (re.compile(r"^(n_?cols|num_cols|cols|n_size|hidden_size|hidden_dim|d_model)$", re.I), "{t}.shape[-1]"),
+    (re.compile(r"^(n_?rows|num_rows|rows|M)$"), "{t}.numel() // {t}.shape[-1]"),
+    (re.compile(r"^(n_?cols|num_cols|cols|n_size|hidden_size|hidden_dim|d_model|N)$", re.I), "{t}.shape[-1]"),
+    (re.compile(r"^dtype$"), "{t}.dtype"),
+    (re.compile(r"^device$"), "{t}.device"),
 )
 
 
@@ -760,3 +762,38 @@ def entry_class(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) ->
             used = ", ".join(f"{k}={v}" for k, v in bound[1].items())
             new = f"{cls.name.value}({made})({used})"
         yield tree.edit(call, _expr(new), f"call the generation's {cls.name.value} in place of {name}")
+
+
+# ---------------------------------------------------------------- a check that cannot even run
+
+
+@rule(
+    "broken_check",
+    title="a host-side assert whose own test raises (an invented method, a misspelled name)",
+    bug_class="wrapper_launch_error",
+    symptoms=("wrapper_launch_error", "api_drift", "runtime_error", "other"),
+    per="module",
+)
+def broken_check(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """`assert x.is_triton_compatible()` raises AttributeError before it checks anything: an assert computes
+    nothing the kernel uses, so the statement goes. A check that runs and fails (AssertionError) is left to
+    the rules that know what it checks (`host_device` for `is_cuda`)."""
+    crash = _crash(context)
+    line = crash.get("line")
+    if not crash or crash.get("exception") == "AssertionError" or not isinstance(line, int):
+        return
+    if crash.get("in_kernel"):
+        return
+    kernels = set(_kernels(tree.module))
+    for stmt in m.findall(tree.module, m.SimpleStatementLine(body=[m.Assert()])):
+        assert isinstance(stmt, cst.SimpleStatementLine)
+        if tree.line(stmt) != line:
+            continue
+        fn = _function_of(tree, stmt)
+        if fn is None or fn in kernels:
+            continue
+        yield Edit(
+            _replace_many(tree.module, {stmt: cst.RemovalSentinel.REMOVE}),  # type: ignore[dict-item]
+            line,
+            f"drop the check that cannot run ({crash.get('exception')})",
+        )

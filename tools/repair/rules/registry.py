@@ -47,6 +47,7 @@ RULES: dict[str, Rule] = {
         crash_host.entry_class,
         crash_host.flatten_leading_dims,
         crash_host.tensor_attribute,
+        crash_host.broken_check,
         crash_host.kernel_free_name,
         crash_lift.device_function_launch,
         crash_host.launch_config,

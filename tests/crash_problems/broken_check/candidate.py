@@ -1,0 +1,28 @@
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_one_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + 1.0, mask=mask)
+
+
+def add_one(x):
+    # an invented check: Tensor has no such method
+    assert x.is_triton_compatible()
+    out = torch.empty_like(x)
+    n = x.numel()
+    add_one_kernel[(triton.cdiv(n, 128),)](x, out, n, BLOCK=128)
+    return out
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return add_one(x)
