@@ -68,6 +68,7 @@ FIXABLE = {
     "tensor_strides": "tensor_attribute",
     "entry_module": "entry_class",
     "broken_check": "broken_check",
+    "dtype_call": "dtype_call",
 }
 
 

@@ -15,9 +15,10 @@ def add_one(x):
     # dtypes and the allocation spelled off the top-level triton package
     assert x.dtype in [triton.float32, triton.float16], "unsupported dtype"
     out = triton.empty(x.shape, dtype=x.dtype, device=x.device)
-    scratch = tl.zeros(x.shape, dtype=tl.float32)  # host code spelling torch's factories off tl
+    scratch = triton.testing.zeros(x.shape, dtype=tl.float32)  # host code spelling torch's factories off tl
     n = x.numel()
-    add_one_kernel[(triton.cdiv(n, 128),)](x, out, n, BLOCK=128)
+    BLOCK = int(2 ** tl.ceil(tl.log2(100)))  # Triton math on host numbers
+    add_one_kernel[(triton.cdiv(n, BLOCK),)](x, out, n, BLOCK=BLOCK)
     return out + scratch
 
 

@@ -104,13 +104,29 @@ def _on_host(tree: Tree, node: cst.CSTNode, kernels: set[cst.FunctionDef]) -> bo
     return True
 
 
+# Triton math called on host numbers (a wrapper computing its block size with `tl.` functions).
+_HOST_MATH = {
+    "ceil": "math.ceil",
+    "floor": "math.floor",
+    "log2": "math.log2",
+    "log": "math.log",
+    "exp": "math.exp",
+    "sqrt": "math.sqrt",
+    "cdiv": "triton.cdiv",
+    "maximum": "max",
+    "minimum": "min",
+    "next_power_of_2": "triton.next_power_of_2",
+}
+
+
 def _in_torch_call(tree: Tree, node: cst.CSTNode) -> bool:
     """An argument of the innermost call around `node`, that call being `torch.*` or a `tl.` factory."""
     parent = tree.parent(node)
     while parent is not None and not isinstance(parent, cst.Call):
         parent = tree.parent(parent)
     head = (_dotted(parent.func) or "") if isinstance(parent, cst.Call) else ""
-    return head.startswith("torch.") or head.removeprefix("tl.") in _TORCH_FACTORIES
+    package = head.partition(".")[0]
+    return package == "torch" or (package in ("tl", "triton") and head.rpartition(".")[2] in _TORCH_FACTORIES)
 
 
 def _crash(context: RuleContext | None) -> dict[str, Any]:
@@ -137,8 +153,13 @@ def api_moves_rule(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
         dotted = _dotted(node)
         new = moved(dotted) if dotted else None
         head, _, attr = (dotted or "").rpartition(".")
-        if head in ("triton", "tl") and attr in _TORCH_FACTORIES and _on_host(tree, node, kernels):
+        package = head.split(".")[0]
+        if package in ("triton", "tl") and attr in _TORCH_FACTORIES and _on_host(tree, node, kernels):
             new = f"torch.{attr}"  # `triton.empty((M, N))` in a wrapper: torch allocates on the host
+        elif head == "tl" and attr in _HOST_MATH and _on_host(tree, node, kernels):
+            parent = tree.parent(node)
+            if isinstance(parent, cst.Call) and parent.func is node:
+                new = _HOST_MATH[attr]  # `2 ** tl.ceil(tl.log2(n))` on host integers
         elif head == "tl" and attr in _DTYPES and _on_host(tree, node, kernels):
             if _in_torch_call(tree, node):
                 new = f"torch.{attr}"  # `torch.empty(n, dtype=tl.float32)`
@@ -191,6 +212,12 @@ def api_moves_rule(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     for use in _name_uses(tree.module, set(qualified)) if qualified else []:
         mapping[use] = _expr(qualified[use.value])
         names.append(f"{use.value} -> {qualified[use.value]}")
+    to_math = any(n.split(" -> ")[-1].startswith("math.") for n in names)
+    if to_math and "math" not in _module_names(tree.module):
+        names.append("import math")
+        anchor = next((s for s in tree.module.body if isinstance(s, cst.SimpleStatementLine)), None)
+        if anchor is not None and anchor not in mapping:
+            mapping[anchor] = cst.FlattenSentinel([cst.parse_statement("import math\n"), anchor])
     # A new `tl.` spelling in a file that never imported triton.language (`triton.program_id` -> ...).
     if any(n.split(" -> ")[-1].startswith("tl.") for n in names):
         if "tl" not in _module_names(tree.module):

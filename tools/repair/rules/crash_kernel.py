@@ -475,3 +475,33 @@ def power_operator(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None)
 
 
 RULES = rules_of(__name__)
+
+
+# ---------------------------------------------------------------- a dtype called like a NumPy scalar type
+
+_TL_DTYPES = frozenset(
+    ("float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "uint32")
+)
+
+
+@rule(
+    "dtype_call",
+    title="a Triton dtype called like a NumPy scalar type inside a kernel (`tl.float32(n)`)",
+    bug_class="api_drift",
+    symptoms=("api_drift", "type_mismatch", "compile_error", "runtime_error"),
+    per="kernel",
+)
+def dtype_call(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """`tl.float32(BLOCK_N)` -> `tl.cast(BLOCK_N, tl.float32)`: Triton dtypes are not constructors."""
+    if not _crash(context):
+        return
+    mapping: dict[cst.CSTNode, cst.CSTNode] = {}
+    for call in m.findall(fn.body, m.Call(func=m.Attribute())):
+        assert isinstance(call, cst.Call)
+        dotted = _dotted(call.func) or ""
+        head, _, name = dotted.rpartition(".")
+        if head == "tl" and name in _TL_DTYPES and len(call.args) == 1 and call.args[0].keyword is None:
+            mapping[call] = _expr(f"tl.cast({_render(call.args[0].value)}, {dotted})")
+    if mapping:
+        first = min(tree.line(n) for n in mapping)
+        yield Edit(_replace_many(tree.module, mapping), first, f"{fn.name.value}: dtypes cast with tl.cast")

@@ -59,6 +59,7 @@ RULES: dict[str, Rule] = {
         crash_kernel.pointer_subscript,
         crash_kernel.arange_start,
         crash_kernel.tensor_method_drift,
+        crash_kernel.dtype_call,
         crash_kernel.unknown_keyword,
         crash_kernel.dot_operand_dtype,
         crash_kernel.pointer_offsets,

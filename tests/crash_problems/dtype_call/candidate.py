@@ -1,0 +1,23 @@
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_one_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    one = tl.float32(BLOCK) / tl.float32(BLOCK)  # a dtype called like numpy.float32
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + one, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        out = torch.empty_like(x)
+        n = x.numel()
+        add_one_kernel[(triton.cdiv(n, 128),)](x, out, n, BLOCK=128)
+        return out
