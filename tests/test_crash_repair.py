@@ -323,3 +323,19 @@ def test_a_wrapper_that_unpacks_more_dimensions_than_it_gets_is_given_leading_on
     exec(rewrites[0].source, namespace)  # the test's own three lines, not a candidate
     x = torch.arange(6.0).reshape(2, 3)
     assert torch.equal(namespace["f"](x), x * 2)
+
+
+def test_a_matmul_that_takes_its_output_and_sizes_gets_them_from_its_operands() -> None:
+    reference = "def mm(a, b):\n    return a @ b\n\n\nclass Model:\n    def forward(self, a, b):\n"
+    reference += "        return mm(a, b)\n"
+    source = "import torch\n\n\ndef mm(C, A, B, M, N, K, BLOCK_M=64):\n    k[(1,)](C, A, B, M, N, K)\n\n\n"
+    source += "class ModelNew:\n    def forward(self, a, b):\n        return mm(a, b)\n"
+    message = "mm() missing 4 required positional arguments: 'B', 'M', 'N', 'K'"
+    crash = {"exception": "TypeError", "message": message}
+    context = RuleContext.from_reference(reference, {"verdict": "runtime_error", "crash": crash})
+    rewrites = propose(source, ["entry_arguments"], context)
+    assert [line.strip() for line in rewrites[0].source.splitlines()[-3:]] == [
+        "out = a.new_empty((a.shape[0], b.shape[1]))",
+        "mm(out, a, b, a.shape[0], b.shape[1], a.shape[1])",
+        "return out",
+    ]

@@ -462,8 +462,15 @@ def entry_arguments(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
             if p not in bound and rest:
                 bound[p] = _render(rest.pop(0))
         missing = [p for p in required if p not in bound]
-        first = bound.get(positional[0]) if positional else None
+        tensors = [bound[p] for p in positional if p in bound and not _OUTPUT.match(p)]
+        first = tensors[0] if tensors else None
         fill: dict[str, str] = {p: ref_defaults[p] for p in missing if p in ref_defaults}
+        like = f"torch.empty_like({first})"
+        if {"M", "N", "K"} <= set(missing) and len(tensors) > 1:
+            # A matmul's sizes and output: (M, K) @ (K, N) -> (M, N).
+            a, b = tensors[0], tensors[1]
+            fill |= {"M": f"{a}.shape[0]", "K": f"{a}.shape[1]", "N": f"{b}.shape[1]"}
+            like = f"{a}.new_empty(({a}.shape[0], {b}.shape[1]))"
         outputs = [p for p in missing if p not in fill and _OUTPUT.match(p)]
         blocks = [p for p in missing if p not in fill and p not in outputs and _BLOCK.search(p)]
         for p in missing:
@@ -478,7 +485,7 @@ def entry_arguments(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
         allocated = "out" if "out" not in _names(fn.body) else "out_"
         alloc_out = bool(outputs) and not _returns_value(target)
         for p in outputs:
-            fill[p] = allocated if alloc_out else f"torch.empty_like({first})"
+            fill[p] = allocated if alloc_out else like
         fills = [fill]
         if blocks and first is not None:
             fills = [fill | dict.fromkeys(blocks, guess) for guess in _block_guesses(first)]
@@ -505,7 +512,7 @@ def entry_arguments(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
                 continue
             # The generation's function fills the output it is given and returns nothing: the wrapper
             # allocates it, passes it, and returns it.
-            lines = [f"{allocated} = torch.empty_like({first})", _render(new), f"return {allocated}"]
+            lines = [f"{allocated} = {like}", _render(new), f"return {allocated}"]
             replacement = cst.FlattenSentinel([cst.parse_statement(line + "\n") for line in lines])
             yield Edit(
                 _replace_many(tree.module, {statement: replacement}),  # type: ignore[dict-item]
