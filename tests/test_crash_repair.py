@@ -69,6 +69,8 @@ FIXABLE = {
     "entry_module": "entry_class",
     "broken_check": "broken_check",
     "dtype_call": "dtype_call",
+    "undefined_annotation": "drop_bad_annotation",
+    "method_clip": "tensor_method_drift",
 }
 
 

@@ -280,6 +280,18 @@ def arange_start(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
 
 # ---------------------------------------------------------------- NumPy / torch methods on Triton values
 
+# NumPy / torch tensor methods whose Triton spelling is a function of the tensor (same arguments after it).
+_AS_FUNCTIONS = {
+    "clip": "tl.clamp",
+    "clamp": "tl.clamp",
+    "exp": "tl.exp",
+    "log": "tl.log",
+    "sqrt": "tl.sqrt",
+    "abs": "tl.abs",
+    "sigmoid": "tl.sigmoid",
+    "maximum": "tl.maximum",
+    "minimum": "tl.minimum",
+}
 _METHODS = {"astype": None, "type": None, "float": "tl.float32", "half": "tl.float16", "double": "tl.float64"}
 
 
@@ -292,13 +304,22 @@ _METHODS = {"astype": None, "type": None, "float": "tl.float32", "half": "tl.flo
 )
 def tensor_method_drift(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """`x.astype(tl.float32)` / `x.type(tl.float32)` -> `x.to(tl.float32)`; `x.float()` / `x.half()` /
-    `x.double()` -> `x.to(tl.float32 | tl.float16 | tl.float64)` (Triton tensors have only `.to`)."""
-    if "attribute" not in str(_crash(context).get("message", "")):
+    `x.double()` -> `x.to(tl.float32 | tl.float16 | tl.float64)` (Triton tensors have only `.to`); the method
+    the error names that Triton has as a function (`x.clip(a, b)`, `x.exp()`) -> `tl.clamp(x, a, b)`."""
+    message = str(_crash(context).get("message", ""))
+    if "attribute" not in message:
         return
     mapping: dict[cst.CSTNode, cst.CSTNode] = {}
     for call in m.findall(fn.body, m.Call(func=m.Attribute())):
         assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
         name = call.func.attr.value
+        named = f"attribute '{name}'" in message
+        if name in _AS_FUNCTIONS and named and not any(a.keyword for a in call.args):
+            # `offsets.clip(0, n - 1)` -> `tl.clamp(offsets, 0, n - 1)`: the method is a tl function
+            args = ", ".join(_render(a.value) for a in call.args)
+            receiver = _render(call.func.value)
+            mapping[call] = _expr(f"{_AS_FUNCTIONS[name]}({receiver}{', ' + args if args else ''})")
+            continue
         if name not in _METHODS or _dotted(call.func.value) in ("tl", "triton", "torch", "math"):
             continue
         dtype = _METHODS[name]
@@ -310,7 +331,8 @@ def tensor_method_drift(tree: Tree, fn: cst.FunctionDef, context: RuleContext | 
             )
     if mapping:
         first = min(tree.line(n) for n in mapping)
-        yield Edit(_replace_many(tree.module, mapping), first, f"{fn.name.value}: tensor casts as .to(dtype)")
+        what = f"{fn.name.value}: tensor methods as Triton spells them (.to, tl.clamp, ...)"
+        yield Edit(_replace_many(tree.module, mapping), first, what)
 
 
 # ---------------------------------------------------------------- a keyword the function does not take

@@ -8,6 +8,7 @@ the reference's output shape and dtype. Generic edits, never one case's constant
 
 from __future__ import annotations
 
+import builtins
 import math
 import re
 from collections.abc import Iterator
@@ -34,7 +35,7 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
     rules_of,
 )
-from kernel_medic.tools.repair.rules.crash_api import _Swap
+from kernel_medic.tools.repair.rules.crash_api import IMPORTS, _Swap
 from kernel_medic.tools.repair.rules.host import _without_arg
 
 
@@ -483,10 +484,39 @@ def add_constexpr(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
 def drop_bad_annotation(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     """`x_ptr: triton.Pointer` (AttributeError: ... has no attribute 'Pointer') -> `x_ptr`: only the
     annotation the error names is dropped; `tl.constexpr` is never touched."""
-    found = re.search(r"has no attribute '(\w+)'", str(_crash(context).get("message", "")))
+    message = str(_crash(context).get("message", ""))
+    found = re.search(r"has no attribute '(\w+)'", message)
+    undefined = re.search(r"name '(\w+)' is not defined", message)
+    if undefined and not found and undefined.group(1) not in IMPORTS:
+        # `n: int32`, `config: KernelConfig = None`: a type the file never defines, in any signature (a name
+        # one import gives, `Optional`, `torch`, is missing_import's).
+        name = undefined.group(1)
+        # Every annotation naming something the file never binds goes (`ptr`, then `int32`, ...), at once.
+        unbound = {name} | {
+            n
+            for fn in m.findall(tree.module, m.FunctionDef())
+            if isinstance(fn, cst.FunctionDef)
+            for p in _params(fn)
+            if p.annotation is not None
+            for n in _names(p.annotation)
+            if n not in _module_bindings(tree.module) and n not in IMPORTS and not hasattr(builtins, n)
+        }
+        mapping: dict[cst.CSTNode, cst.CSTNode] = {}
+        for fn in m.findall(tree.module, m.FunctionDef()):
+            assert isinstance(fn, cst.FunctionDef)
+            for p in _params(fn):
+                if p.annotation is not None and unbound & _names(p.annotation):
+                    mapping[p] = p.with_changes(annotation=None)
+            if fn.returns is not None and unbound & _names(fn.returns):
+                mapping[fn.returns] = cst.RemovalSentinel.REMOVE  # type: ignore[assignment]
+        if mapping:
+            first = next(iter(mapping))
+            what = f"drop the annotations naming {', '.join(sorted(unbound))}"
+            yield Edit(tree.module.visit(_Swap(mapping)), tree.line(first), what)
+        return
     if not found or found.group(1) == "constexpr":
         return
-    mapping: dict[cst.CSTNode, cst.CSTNode] = {}
+    mapping = {}
     for fn in _kernels(tree.module):
         for p in _params(fn):
             dotted = _dotted(p.annotation.annotation) if p.annotation else None
@@ -496,6 +526,26 @@ def drop_bad_annotation(tree: Tree, context: RuleContext | None) -> Iterator[Edi
         first = next(iter(mapping))
         what = f"drop the annotation {found.group(1)}"
         yield Edit(tree.module.visit(_Swap(mapping)), tree.line(first), what)
+
+
+def _module_bindings(module: cst.Module) -> set[str]:
+    """Names the module binds at top level: imports, functions, classes, assignments."""
+    bound: set[str] = set()
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef | cst.ClassDef):
+            bound.add(stmt.name.value)
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                star = isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar)
+                if isinstance(small, cst.Import | cst.ImportFrom) and not star:
+                    for alias in small.names:
+                        target = alias.asname.name if alias.asname else alias.name
+                        bound.add((_dotted(target) or "").split(".")[0])  # type: ignore[arg-type]
+                elif isinstance(small, cst.Assign):
+                    for t in small.targets:
+                        if isinstance(t.target, cst.Name):
+                            bound.add(t.target.value)
+    return bound
 
 
 @rule(
