@@ -71,6 +71,7 @@ FIXABLE = {
     "dtype_call": "dtype_call",
     "undefined_annotation": "drop_bad_annotation",
     "method_clip": "tensor_method_drift",
+    "min_of_two": "reduction_as_pairwise",
 }
 
 

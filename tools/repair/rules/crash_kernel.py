@@ -527,3 +527,36 @@ def dtype_call(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> 
     if mapping:
         first = min(tree.line(n) for n in mapping)
         yield Edit(_replace_many(tree.module, mapping), first, f"{fn.name.value}: dtypes cast with tl.cast")
+
+
+# ---------------------------------------------------------------- a reduction called as an elementwise op
+
+_PAIRWISE = {"tl.min": "tl.minimum", "tl.max": "tl.maximum"}
+
+
+@rule(
+    "reduction_as_pairwise",
+    title="tl.min / tl.max called with two values (NumPy's minimum/maximum meant)",
+    bug_class="api_drift",
+    symptoms=("api_drift", "type_mismatch", "compile_error", "runtime_error", "other"),
+    per="kernel",
+)
+def reduction_as_pairwise(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """`tl.min(start + BLOCK, n)` reads `n` as the reduction axis (`axis [8] out of bounds`): two values
+    compared elementwise are `tl.minimum` / `tl.maximum`. A literal second argument is an axis and stays."""
+    if "axis" not in str(_crash(context).get("message", "")):
+        return
+    mapping: dict[cst.CSTNode, cst.CSTNode] = {}
+    for call in m.findall(fn.body, m.Call(func=m.Attribute())):
+        assert isinstance(call, cst.Call)
+        new = _PAIRWISE.get(_dotted(call.func) or "")
+        args = call.args
+        if new is None or len(args) != 2 or any(a.keyword for a in args):
+            continue
+        if isinstance(args[1].value, cst.Integer):
+            continue
+        mapping[call] = call.with_changes(func=_expr(new))
+    if mapping:
+        first = min(tree.line(n) for n in mapping)
+        what = f"{fn.name.value}: tl.min/tl.max of two values"
+        yield Edit(_replace_many(tree.module, mapping), first, what)

@@ -60,6 +60,7 @@ RULES: dict[str, Rule] = {
         crash_kernel.arange_start,
         crash_kernel.tensor_method_drift,
         crash_kernel.dtype_call,
+        crash_kernel.reduction_as_pairwise,
         crash_kernel.unknown_keyword,
         crash_kernel.dot_operand_dtype,
         crash_kernel.pointer_offsets,
