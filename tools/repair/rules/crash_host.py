@@ -377,6 +377,10 @@ _SIZES = (
 )
 
 
+def _is_size(name: str) -> bool:
+    return any(pattern.match(name) for pattern, _ in _SIZES)
+
+
 def _size_of(name: str, first: str) -> str | None:
     for pattern, spelling in _SIZES:
         if pattern.match(name):
@@ -456,7 +460,7 @@ def entry_arguments(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
         rest = [v for n, v in given if n is None or n not in named]
         bound: dict[str, str] = {n: _render(v) for n, v in named.items()}
         for p in positional:
-            if p not in bound and rest and not _OUTPUT.match(p) and _size_of(p, "x") is None:
+            if p not in bound and rest and not _OUTPUT.match(p) and not _is_size(p):
                 bound[p] = _render(rest.pop(0))
         for p in positional:  # what is left goes where the generation still has room
             if p not in bound and rest:
