@@ -119,6 +119,10 @@ _HOST_MATH = {
 }
 
 
+# The import each new spelling needs, in the order they are added.
+_SPELLING_IMPORTS = (("math", "import math"), ("tl", "import triton.language as tl"))
+
+
 def _in_torch_call(tree: Tree, node: cst.CSTNode) -> bool:
     """An argument of the innermost call around `node`, that call being `torch.*` or a `tl.` factory."""
     parent = tree.parent(node)
@@ -212,22 +216,14 @@ def api_moves_rule(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     for use in _name_uses(tree.module, set(qualified)) if qualified else []:
         mapping[use] = _expr(qualified[use.value])
         names.append(f"{use.value} -> {qualified[use.value]}")
-    to_math = any(n.split(" -> ")[-1].startswith("math.") for n in names)
-    if to_math and "math" not in _module_names(tree.module):
-        names.append("import math")
-        anchor = next((s for s in tree.module.body if isinstance(s, cst.SimpleStatementLine)), None)
-        if anchor is not None and anchor not in mapping:
-            mapping[anchor] = cst.FlattenSentinel([cst.parse_statement("import math\n"), anchor])
-    # A new `tl.` spelling in a file that never imported triton.language (`triton.program_id` -> ...).
-    if any(n.split(" -> ")[-1].startswith("tl.") for n in names):
-        if "tl" not in _module_names(tree.module):
-            names.append("import triton.language as tl")
-            body = list(tree.module.body)
-            anchor = next((s for s in body if isinstance(s, cst.SimpleStatementLine)), None)
-            if anchor is not None and anchor not in mapping:
-                mapping[anchor] = cst.FlattenSentinel(
-                    [cst.parse_statement("import triton.language as tl\n"), anchor]
-                )
+    # A new `tl.` / `math.` spelling in a file that never imported it (`triton.program_id` -> `tl.`...).
+    spelled = {n.split(" -> ")[-1].split(".")[0] for n in names}
+    present = _module_names(tree.module)
+    imports = [line for alias, line in _SPELLING_IMPORTS if alias in spelled and alias not in present]
+    anchor = next((s for s in tree.module.body if isinstance(s, cst.SimpleStatementLine)), None)
+    if imports and anchor is not None and anchor not in mapping:
+        names += imports
+        mapping[anchor] = cst.FlattenSentinel([*(cst.parse_statement(i + "\n") for i in imports), anchor])
     if mapping and first is not None:
         module = tree.module.visit(_Swap(mapping))
         yield Edit(module, tree.line(first), "Triton API moved: " + ", ".join(dict.fromkeys(names)))
