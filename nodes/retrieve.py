@@ -70,9 +70,17 @@ def retrieve(state: RepairState) -> dict[str, Any]:
             rule_ids += [r for r in hypothesis.get("rules") or [] if r in RULES and r not in rule_ids]
         return {"pattern_ids": [], "patterns": [], "rule_ids": rule_ids}
     ids = [p.id for p, _, _ in hits]
-    # The score lets the LLM prompt leave out patterns below a relevance threshold.
+    # The score lets the LLM prompt leave out patterns below a relevance threshold; the changes let it point
+    # at candidate lines that look like a pattern's bug.
     patterns = [
-        {"id": p.id, "title": p.title, "bug_class": p.bug_class, "fix": p.fix, "score": score}
+        {
+            "id": p.id,
+            "title": p.title,
+            "bug_class": p.bug_class,
+            "fix": p.fix,
+            "score": score,
+            "changes": p.changes(),
+        }
         for p, score, _ in hits
     ]
     rule_ids: list[str] = []

@@ -64,7 +64,8 @@ def test_retrieve_puts_pattern_rules_first_then_hypothesis_rules(tmp_path: Path)
     assert out["pattern_ids"][0] == "reduction-max-other-zero"
     assert out["patterns"][0]["fix"] == seed.fix
     # The retrieval score travels with the pattern so the LLM prompt can apply its relevance threshold.
-    assert set(out["patterns"][0]) == {"id", "title", "bug_class", "fix", "score"}
+    assert set(out["patterns"][0]) == {"id", "title", "bug_class", "fix", "score", "changes"}
+    assert out["patterns"][0]["changes"] == seed.changes()
     assert out["rule_ids"][0] == "neutral_other_max"
     assert "store_mask" in out["rule_ids"]
     kb = KnowledgeBase(tmp_path / "kb")

@@ -159,7 +159,7 @@ def test_settings_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
 PATCH_USER_FIELDS = {
     "problem_name": "19_ReLU", "reference_source": "REF-SOURCE", "candidate_source": "CAND-SOURCE",
     "verdict": "mismatch", "score": "0.97", "symptoms": "errors in the tail block",
-    "diagnosis": "mask off by one", "patterns": "tail-mask-off-by-one",
+    "diagnosis": "mask off by one", "anchors": "line 12 looks like", "patterns": "tail-mask-off-by-one",
     "instrumentation": "first divergence at 1023",
     "failed_attempts": "none yet", "feedback": "block 1 not found",
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 from kernel_medic.tools.repair.answers import describe_edit, read_answer
 from kernel_medic.tools.repair.llm import render_prompt
 from kernel_medic.tools.repair.llm_prompt import (
+    anchor_lines,
     estimate_tokens,
     hypothesis_lines,
     pattern_fixes,
@@ -150,6 +151,26 @@ def test_hypotheses_deduplicated_and_evidence_backed_patterns_thresholded() -> N
         {"title": "B", "bug_class": "x", "fix": "g", "score": 0.3},
     ]
     assert pattern_lines(pats, 0.35) == ["A [mask]: f"]
+
+
+def test_lines_that_look_like_a_patterns_bug_are_named_with_its_fix() -> None:
+    from kernel_medic.vectordb.pattern import load_seeds
+
+    seeds = {p.id: p for p in load_seeds()}
+    advance = seeds["matmul-pointer-advance-without-stride"]
+    padded = seeds["layernorm-padded-lanes-in-variance"]
+    assert advance.changes() == [["b_ptrs += BLOCK_K", "b_ptrs += BLOCK_K * stride_bk"]]
+    pats = [{"title": p.title, "fix": p.fix, "changes": p.changes()} for p in (advance, padded)]
+    kernel = "    a_ptrs += BLOCK_K * stride_ak\n    b_ptrs += BLOCK_K\n    centred = x - mean\n"
+    lines = anchor_lines(kernel, pats)
+    # The bug's own line is named with the fixed form; a temporary named differently still matches.
+    assert lines[0].startswith("line 2 `b_ptrs += BLOCK_K` looks like the known bug")
+    assert "correct form `b_ptrs += BLOCK_K * stride_bk`" in lines[0]
+    assert lines[1].startswith("line 3 `centred = x - mean`") and len(lines) == 2
+    # Lines already in the fixed form, or only loosely alike, are not pointed at.
+    fixed = "    b_ptrs += BLOCK_K * stride_bk\n    d = tl.where(m, x - mean, 0.0)\n"
+    assert anchor_lines(fixed, pats) == []
+    assert anchor_lines("    tl.store(out_ptr + offs, y, mask=mask)\n", pats) == []
 
 
 def test_reference_is_trimmed_to_the_module_the_kernel_implements() -> None:

@@ -8,6 +8,7 @@ each matching exactly once. Loading materialises full `example_before`/`example_
 
 from __future__ import annotations
 
+import difflib
 import json
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -60,6 +61,23 @@ class Pattern:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)
+
+    def changes(self, limit: int = 4) -> list[list[str]]:
+        """`[buggy, fixed]` line pairs between the example kernels: what the bug looks like in code. A buggy
+        line is paired with the most similar line of its fixed group; lines only one side has are left out
+        (a missing line cannot be pointed at)."""
+        before, after = self.example_before.splitlines(), self.example_after.splitlines()
+        pairs: list[list[str]] = []
+        matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            fixed = [line.strip() for line in after[j1:j2] if line.strip()]
+            if tag != "replace" or not fixed:
+                continue
+            for line in before[i1:i2]:
+                if line.strip():
+                    best = max(fixed, key=lambda f: difflib.SequenceMatcher(None, line.strip(), f).ratio())
+                    pairs.append([line.strip(), best])
+        return pairs[:limit]
 
     def search_text(self) -> str:
         """What gets embedded: the words a diagnosis or a user would use for this failure."""

@@ -10,6 +10,7 @@ first: old failed attempts, instrumentation, pattern text, extra hypotheses, the
 from __future__ import annotations
 
 import ast
+import difflib
 import json
 import re
 from collections.abc import Sequence
@@ -205,6 +206,62 @@ def pattern_lines(patterns: Sequence[dict[str, Any]], min_score: float, relative
     return [f"{p['title']} [{p['bug_class']}]: {p['fix']}" for p in relevant[:3]] or ["(none relevant)"]
 
 
+ANCHOR_SIMILARITY = 0.7
+"""How alike (difflib ratio, whitespace-normalised) a candidate line and a pattern's buggy line must be."""
+ANCHOR_OMISSION_SIMILARITY = 0.9
+"""The same for a bug that only leaves something out of the fixed line (it has no tokens of its own)."""
+_TOKEN = re.compile(r"\w+|[^\s\w]")
+
+
+def _looks_like_bug(code: str, buggy: str, fixed: str) -> float:
+    """How alike `code` is to `buggy`, or 0 when it is not that bug: it must hold what only the buggy form
+    has, lack part of what only the fixed form has (a line in the fixed form never matches), and be more
+    alike the buggy form than the fixed one. A bug that only leaves something out has no tokens of its own
+    to look for, so it needs a closer match."""
+    tokens, bad, good = (set(_TOKEN.findall(t)) for t in (code, buggy, fixed))
+    if not bad - good <= tokens or (good - bad and good - bad <= tokens):
+        return 0.0
+    code, buggy, fixed = (_value_of(t) for t in (code, " ".join(buggy.split()), " ".join(fixed.split())))
+    alike = difflib.SequenceMatcher(None, buggy, code).ratio()
+    if alike <= difflib.SequenceMatcher(None, fixed, code).ratio():
+        return 0.0
+    return alike if alike >= (ANCHOR_SIMILARITY if bad - good else ANCHOR_OMISSION_SIMILARITY) else 0.0
+
+
+def _value_of(line: str) -> str:
+    """A plain assignment's right-hand side (kernels name their temporaries differently), else the line."""
+    match = re.match(r"^[A-Za-z_][\w.]*\s*=(?!=)\s*(.+)$", line)
+    return match.group(1) if match else line
+
+
+def anchor_lines(source: str, patterns: Sequence[dict[str, Any]], limit: int = 3) -> list[str]:
+    """Candidate lines that look like a retrieved pattern's buggy line, with the pattern's fix in code. A
+    small model acts on a named line; a pattern in words it rarely maps to the code in front of it."""
+    lines = source.splitlines()
+    norm = [" ".join(line.split()) for line in lines]
+    found: list[str] = []
+    used: set[int] = set()
+    for p in patterns:
+        for buggy, fixed in p.get("changes") or []:
+            scored = [
+                (_looks_like_bug(code, buggy, fixed), i)
+                for i, code in enumerate(norm)
+                if code and not code.startswith("#") and i not in used
+            ]
+            alike, i = max(scored, default=(0.0, -1))
+            if alike > 0:
+                used.add(i)
+                found.append(
+                    f"line {i + 1} `{_clip(lines[i].strip(), 120)}` looks like the known bug "
+                    f"\"{p.get('title')}\" (buggy form `{_clip(buggy, 120)}`, "
+                    f"correct form `{_clip(fixed, 120)}`). "
+                    f"{_clip(str(p.get('fix') or ''), 200)}"
+                )
+            if len(found) >= limit:
+                return found
+    return found
+
+
 def _bullets(items: Sequence[str]) -> str:
     return "\n".join(f"- {item}" for item in items)
 
@@ -227,6 +284,7 @@ def patch_messages(
         "score": report.get("score", 0.0),
         "symptoms": _bullets(symptom_lines(report)),
         "diagnosis": _bullets(hypothesis_lines(request.hypotheses, fixes=fixes)),
+        "anchors": _bullets(anchor_lines(request.source, request.patterns)) or "- (none)",
         "patterns": _bullets(pattern_lines(request.patterns, min_pattern_score)),
         "instrumentation": _bullets([json.dumps(f, sort_keys=True) for f in request.instrumentation[-3:]])
         or "- (none yet)",
@@ -242,6 +300,7 @@ def patch_messages(
         ("instrumentation", lambda: "- (trimmed to fit the prompt budget)"),
         ("patterns", lambda: _bullets(pattern_lines(request.patterns, min_pattern_score)[:1])),
         ("patterns", lambda: "- (trimmed to fit the prompt budget)"),
+        ("anchors", lambda: _bullets(anchor_lines(request.source, request.patterns, limit=1)) or "- (none)"),
         ("diagnosis", lambda: _bullets(hypothesis_lines(request.hypotheses, limit=1, fixes=fixes))),
         ("reference_source", lambda: _signature_only(fields["reference_source"])),
     ]
