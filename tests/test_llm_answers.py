@@ -173,6 +173,20 @@ def test_lines_that_look_like_a_patterns_bug_are_named_with_its_fix() -> None:
     assert anchor_lines("    tl.store(out_ptr + offs, y, mask=mask)\n", pats) == []
 
 
+def test_a_line_the_bug_leaves_out_is_pointed_at_through_its_neighbour() -> None:
+    from kernel_medic.vectordb.pattern import load_seeds
+
+    seed = next(p for p in load_seeds() if p.id == "elementwise-missing-contiguous")
+    assert seed.changes() == [["def forward(self, x):", "def forward(self, x):\nx = x.contiguous()"]]
+    pats = [{"title": seed.title, "fix": seed.fix, "changes": seed.changes()}]
+    wrapper = "class M:\n    def forward(self, x: torch.Tensor) -> torch.Tensor:\n        return f(x)\n"
+    [line] = anchor_lines(wrapper, pats)
+    assert line.startswith("line 2 `def forward(") and "the fix adds `x = x.contiguous()`" in line
+    # Once the missing line is there, nothing is pointed at.
+    fixed = wrapper.replace("        return", "        x = x.contiguous()\n        return")
+    assert anchor_lines(fixed, pats) == []
+
+
 def test_reference_is_trimmed_to_the_module_the_kernel_implements() -> None:
     reference = SCALE_REFERENCE + "\n\nclass Unused:\n    pass\n\n\ndef helper_never_used():\n    return 1\n"
     trimmed = trim_reference(reference)

@@ -64,13 +64,15 @@ class Pattern:
 
     def changes(self, limit: int = 4) -> list[list[str]]:
         """`[buggy, fixed]` line pairs between the example kernels: what the bug looks like in code. A buggy
-        line is paired with the most similar line of its fixed group; lines only one side has are left out
-        (a missing line cannot be pointed at)."""
+        line is paired with the most similar line of its fixed group. A line the bug leaves out is given as
+        `[line before it, that line + "\\n" + the missing line]`: only its neighbour can be pointed at."""
         before, after = self.example_before.splitlines(), self.example_after.splitlines()
         pairs: list[list[str]] = []
         matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
             fixed = [line.strip() for line in after[j1:j2] if line.strip()]
+            if tag == "insert" and fixed and i1 > 0 and before[i1 - 1].strip():
+                pairs.append([before[i1 - 1].strip(), before[i1 - 1].strip() + "\n" + fixed[0]])
             if tag != "replace" or not fixed:
                 continue
             for line in before[i1:i2]:

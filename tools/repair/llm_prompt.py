@@ -210,6 +210,8 @@ ANCHOR_SIMILARITY = 0.7
 """How alike (difflib ratio, whitespace-normalised) a candidate line and a pattern's buggy line must be."""
 ANCHOR_OMISSION_SIMILARITY = 0.9
 """The same for a bug that only leaves something out of the fixed line (it has no tokens of its own)."""
+ANCHOR_CONTEXT_SIMILARITY = 0.5
+"""The same for the line a missing line follows (only its neighbour can be pointed at)."""
 _TOKEN = re.compile(r"\w+|[^\s\w]")
 
 
@@ -236,30 +238,44 @@ def _value_of(line: str) -> str:
 
 def anchor_lines(source: str, patterns: Sequence[dict[str, Any]], limit: int = 3) -> list[str]:
     """Candidate lines that look like a retrieved pattern's buggy line, with the pattern's fix in code. A
-    small model acts on a named line; a pattern in words it rarely maps to the code in front of it."""
+    small model acts on a named line; a pattern in words it rarely maps to the code in front of it. A bug
+    that leaves a line out (the pair's fixed side adds one) is pointed at through the line it follows, and
+    only when the missing line is nowhere in the candidate."""
     lines = source.splitlines()
     norm = [" ".join(line.split()) for line in lines]
     found: list[str] = []
     used: set[int] = set()
     for p in patterns:
         for buggy, fixed in p.get("changes") or []:
+            missing = fixed[len(buggy) + 1 :] if fixed.startswith(buggy + "\n") else ""
+            if missing and " ".join(missing.split()) in norm:
+                continue
             scored = [
-                (_looks_like_bug(code, buggy, fixed), i)
+                (_follows(code, buggy) if missing else _looks_like_bug(code, buggy, fixed), i)
                 for i, code in enumerate(norm)
                 if code and not code.startswith("#") and i not in used
             ]
             alike, i = max(scored, default=(0.0, -1))
-            if alike > 0:
-                used.add(i)
-                found.append(
-                    f"line {i + 1} `{_clip(lines[i].strip(), 120)}` looks like the known bug "
-                    f"\"{p.get('title')}\" (buggy form `{_clip(buggy, 120)}`, "
-                    f"correct form `{_clip(fixed, 120)}`). "
-                    f"{_clip(str(p.get('fix') or ''), 200)}"
-                )
+            if alike <= 0:
+                continue
+            used.add(i)
+            if missing:
+                fix = f"the fix adds `{_clip(missing, 120)}` after a line like `{_clip(buggy, 120)}`"
+            else:
+                fix = f"buggy form `{_clip(buggy, 120)}`, correct form `{_clip(fixed, 120)}`"
+            found.append(
+                f"line {i + 1} `{_clip(lines[i].strip(), 120)}` looks like the known bug "
+                f"\"{p.get('title')}\" ({fix}). {_clip(str(p.get('fix') or ''), 200)}"
+            )
             if len(found) >= limit:
                 return found
     return found
+
+
+def _follows(code: str, context: str) -> float:
+    """How alike `code` is to the line a missing line follows (signatures differ in annotations)."""
+    alike = difflib.SequenceMatcher(None, " ".join(context.split()), code).ratio()
+    return alike if alike >= ANCHOR_CONTEXT_SIMILARITY else 0.0
 
 
 def _bullets(items: Sequence[str]) -> str:
