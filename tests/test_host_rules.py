@@ -112,6 +112,42 @@ def test_block_uncapped_covers_the_row() -> None:
     )
 
 
+ROW_KERNEL = module("""
+    @triton.jit
+    def softmax_kernel(out_ptr, in_ptr, stride, n_cols, BLOCK_SIZE: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK_SIZE)
+        x = tl.load(in_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf"))
+        tl.store(out_ptr + row * stride + cols, x - tl.max(x, axis=0), mask=cols < n_cols)
+
+
+    def softmax(x):
+        n_rows, n_cols = x.shape
+        BLOCK_SIZE = 128
+        y = torch.empty_like(x)
+        softmax_kernel[(n_rows,)](y, x, x.stride(0), n_cols, BLOCK_SIZE=BLOCK_SIZE)
+        return y
+""")
+
+
+def test_a_one_block_row_kernel_gets_a_block_as_long_as_its_row_at_launch() -> None:
+    whole = [
+        "softmax_kernel[(n_rows,)](y, x, x.stride(0), n_cols, BLOCK_SIZE=triton.next_power_of_2(n_cols))"
+    ]
+    assert options(ROW_KERNEL, "block_uncapped") == [whole]
+    # A power of 2 capped in a second statement is a cap too.
+    pow2 = "BLOCK_SIZE = triton.next_power_of_2(n_cols)"
+    capped = ROW_KERNEL.replace("BLOCK_SIZE = 128", f"{pow2}\n    BLOCK_SIZE = min(BLOCK_SIZE, 64)")
+    assert options(capped, "block_uncapped") == [whole]
+    # Already the row's power of 2, or programs that tile the row, or a loop over it: no edit.
+    assert options(ROW_KERNEL.replace("BLOCK_SIZE = 128", pow2), "block_uncapped") == []
+    tiled = ROW_KERNEL.replace("cols = tl.arange", "cols = row * BLOCK_SIZE + tl.arange")
+    assert options(tiled, "block_uncapped") == []
+    pid = "    row = tl.program_id(0)"
+    looped = ROW_KERNEL.replace(pid, f"{pid}\n    for i in range(2):\n        pass")
+    assert options(looped, "block_uncapped") == []
+
+
 ROWS = module("""
     class ModelNew(torch.nn.Module):
         def forward(self, x):

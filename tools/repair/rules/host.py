@@ -16,6 +16,7 @@ from kernel_medic.tools.repair.rules.base import (
     RuleContext,
     Tree,
     _arg,
+    _assignments,
     _calls,
     _dotted,
     _expr,
@@ -195,7 +196,9 @@ def _sum_and_divisor(value: cst.BaseExpression) -> tuple[str | None, str | None]
     per="module",
 )
 def block_uncapped(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
-    """`min(next_power_of_2(n), CAP)` with no loop over the rest: the block must cover the whole row."""
+    """`min(next_power_of_2(n), CAP)` with no loop over the rest: the block must cover the whole row. The
+    same at a launch: a kernel with no loop that masks `tl.arange(0, B)` against its length parameter gets
+    `B = triton.next_power_of_2(length)`, whatever the wrapper set B to (a constant, a capped power of 2)."""
     for call in _calls(tree.module, "min"):
         pow2 = [
             a.value
@@ -206,6 +209,71 @@ def block_uncapped(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
             continue
         what = f"block covers the whole row: {_render(pow2[0])}"
         yield tree.edit(call, pow2[0], what)
+    kernels = {k.name.value: k for k in _kernels(tree.module)}
+    assigned: dict[str, list[str]] = {}
+    for targets, value in _assignments(tree.module):
+        for t in targets:
+            assigned.setdefault(t, []).append(_render(value))
+    for launch in _launches(tree.module):
+        kernel = kernels.get(_dotted(launch.func.value) or "")  # type: ignore[attr-defined]
+        covered = _row_block(kernel) if kernel is not None else None
+        if covered is None:
+            continue
+        block, length = covered
+        names = [p.name.value for p in _params(kernel)]  # type: ignore[arg-type]
+        block_arg = _arg(launch, block, names.index(block))
+        length_arg = _arg(launch, length, names.index(length))
+        if block_arg is None or length_arg is None:
+            continue
+        whole = f"triton.next_power_of_2({_render(length_arg.value).strip()})"
+        given = _render(block_arg.value).strip()
+        values = assigned.get(given, [given])
+        if given.replace(" ", "") == whole.replace(" ", "") or all(
+            "next_power_of_2" in v and "min(" not in v for v in values
+        ):
+            continue  # already the whole row's power of 2
+        what = f"{block} covers the whole row at launch: {whole}"
+        yield tree.edit(block_arg.value, _expr(whole), what)
+
+
+def _row_block(kernel: cst.FunctionDef) -> tuple[str, str] | None:
+    """(block constexpr, length parameter) of a kernel that handles a row in one block: no loop, a
+    `tl.arange(0, B)` not scaled by a program id, and a mask comparing it (or a name computed from it
+    alone) with a parameter."""
+    if m.findall(kernel.body, m.For() | m.While()):
+        return None
+    constexprs = {
+        p.name.value
+        for p in _params(kernel)
+        if p.annotation is not None and "constexpr" in _render(p.annotation.annotation)
+    }
+    plain = {p.name.value for p in _params(kernel)} - constexprs
+    text = _render(kernel.body)
+    for arange in _calls(kernel.body, "tl.arange"):
+        if len(arange.args) != 2 or _render(arange.args[0].value).strip() != "0":
+            continue
+        block = _render(arange.args[1].value).strip()
+        if block not in constexprs or re.search(rf"\*\s*{block}\b|\b{block}\s*\*", text):
+            continue  # tiled by program: the grid covers the rest
+        local = {n for n, value in _local_aranges(kernel, block)}
+        for cmp in m.findall(kernel.body, m.Comparison()):
+            assert isinstance(cmp, cst.Comparison)
+            left, right = _render(cmp.left).strip(), _render(cmp.comparisons[0].comparator).strip()
+            if right in plain and (left in local or _render(arange).strip() in left):
+                return block, right
+    return None
+
+
+def _local_aranges(kernel: cst.FunctionDef, block: str) -> list[tuple[str, str]]:
+    """Names assigned exactly `tl.arange(0, block)`."""
+    return [
+        (t, block)
+        for node in m.findall(kernel.body, m.Assign())
+        if isinstance(node, cst.Assign)
+        and re.fullmatch(rf"tl\.arange\(0,\s*{block}\)", _render(node.value).strip())
+        for target in node.targets
+        for t in _names(target.target)
+    ]
 
 
 @rule(
