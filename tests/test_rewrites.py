@@ -136,6 +136,22 @@ def test_le_passed_as_mask_argument_becomes_lt() -> None:
     assert added == ["    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)\n"]
 
 
+def test_inline_masks_on_global_row_offsets_compare_the_lanes() -> None:
+    source = kernel("""
+        @triton.jit
+        def softmax(x_ptr, out_ptr, stride, n_cols, BLOCK: tl.constexpr):
+            offsets = tl.program_id(0) * stride + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offsets, mask=offsets < n_cols, other=-float("inf"))
+            tl.store(out_ptr + offsets, x - tl.max(x, axis=0), mask=offsets < n_cols)
+    """)
+    [rewrite] = [r for r in by_rule(source, "mask_offsets")]
+    # Both the load's and the store's mask change in one edit: either alone leaves rows unwritten.
+    assert rewrite.source.count("mask=tl.arange(0, BLOCK) < n_cols") == 2
+    # A flat kernel whose programs tile the range by the block already compares the right offsets.
+    flat = source.replace("tl.program_id(0) * stride", "tl.program_id(0) * BLOCK")
+    assert by_rule(flat, "mask_offsets") == []
+
+
 def test_le_not_used_as_mask_and_lower_bounds_are_untouched() -> None:
     not_a_mask = LE_MASK.replace("row_mask = offs <= n", "last = offs <= n").replace("row_mask", "offs < n")
     assert by_rule(not_a_mask, "mask_le_to_lt") == []

@@ -237,11 +237,11 @@ def block_uncapped(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
 
 
 def _row_block(kernel: cst.FunctionDef) -> tuple[str, str] | None:
-    """(block constexpr, length parameter) of a kernel that handles a row in one block: no loop, a
-    `tl.arange(0, B)` not scaled by a program id, and a mask comparing it (or a name computed from it
-    alone) with a parameter."""
-    if m.findall(kernel.body, m.For() | m.While()):
-        return None
+    """(block constexpr, length parameter) of a kernel that handles a row in one block: a program per row,
+    no loop, a `tl.arange(0, B)` not scaled by a program id, and a mask comparing it (or a name computed
+    from it alone) with a parameter."""
+    if m.findall(kernel.body, m.For() | m.While()) or not _calls(kernel.body, "tl.program_id"):
+        return None  # a loop covers the rest; a kernel blind to its program is another bug
     constexprs = {
         p.name.value
         for p in _params(kernel)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -22,6 +23,7 @@ from kernel_medic.tools.repair.rules.base import (
     _paren,
     _reachable,
     _render,
+    _replace_many,
     _values_of,
     _with_kwarg,
     rule,
@@ -227,6 +229,25 @@ def mask_offsets(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -
             new = tree.replace(side, side.with_changes(value=other))
             what = f"{fn.name.value}: mask compares {other}, not {side.value}"
             yield Edit(new, tree.line(side), what)
+    # A mask written inline at each load and store (`mask=offsets < n_cols`) compares global offsets: every
+    # such comparison takes the local lanes, a local name or the arange the offsets were built from.
+    inline: dict[str, list[cst.Name]] = {}
+    for call in _calls(fn.body, "tl.load", "tl.store"):
+        arg = _arg(call, "mask", 1 if _dotted(call.func) == "tl.load" else 2)
+        if arg is not None and isinstance(arg.value, cst.Comparison) and isinstance(arg.value.left, cst.Name):
+            if arg.value.left.value in glob:
+                inline.setdefault(arg.value.left.value, []).append(arg.value.left)
+    for name, sides in inline.items():
+        aranges = [_render(a) for v in values[name] for a in _calls(v, "tl.arange")]
+        blocks = [_render(a.args[1].value).strip() for v in values[name] for a in _calls(v, "tl.arange")]
+        if any(re.search(rf"\*\s*{re.escape(b)}\b|\b{re.escape(b)}\s*\*", _render(fn.body)) for b in blocks):
+            continue  # programs tile the flat range by the block: the global offsets are the lanes
+        aranges += [_render(values[n][0]) for n in _names(values[name][0]) if n in local]
+        lanes = [n for n in local if _render(values[n][0]) in aranges] + aranges
+        for other in dict.fromkeys(lanes):
+            new = _replace_many(tree.module, {side: _expr(other) for side in sides})
+            what = f"{fn.name.value}: masks compare {other}, not {name}"
+            yield Edit(new, tree.line(sides[0]), what)
 
 
 RULES = rules_of(__name__)
