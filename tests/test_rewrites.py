@@ -265,6 +265,31 @@ def test_a_program_blind_kernel_gets_a_program_offset_and_a_grid_over_the_output
     assert by_rule(aware, "program_blind_index") == []
 
 
+SCALAR_PER_PROGRAM = kernel("""
+    @triton.jit
+    def add(a_ptr, b_ptr, c_ptr, n, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        start = pid * BLOCK
+        if start < n:
+            tl.store(c_ptr + start, tl.load(a_ptr + start) + tl.load(b_ptr + start))
+
+
+    def custom_add(a, b):
+        c = torch.empty_like(a)
+        n_blocks = triton.cdiv(a.numel(), 16)
+        add[n_blocks, 16](a, b, c, a.numel(), BLOCK=16)
+        return c
+""")
+
+
+def test_a_scalar_kernel_stepping_by_its_block_indexes_by_program_over_every_element() -> None:
+    (rw,) = by_rule(SCALAR_PER_PROGRAM, "scalar_program_stride")
+    assert "    start = pid\n" in rw.source and "    n_blocks = a.numel()\n" in rw.source
+    # A kernel with lanes (tl.arange) covers its block: the stride is right.
+    lanes = SCALAR_PER_PROGRAM.replace("start = pid * BLOCK", "start = pid * BLOCK + tl.arange(0, BLOCK)")
+    assert by_rule(lanes, "scalar_program_stride") == []
+
+
 def test_a_program_blind_kernel_is_repaired_end_to_end(tmp_path: Path) -> None:
     folder = write_problem(tmp_path / "p", PROGRAM_BLIND, toml=LIGHT_TOML)
     result = repair(folder, None, RepairConfig(strategy="offline", workers=2), trace=tmp_path / "t.jsonl")

@@ -23,6 +23,7 @@ from kernel_medic.tools.repair.rules.base import (
     _launches,
     _names,
     _params,
+    _program_id_names,
     _render,
     _replace_many,
     _values_of,
@@ -337,3 +338,51 @@ def _allocated_output(tree: Tree, launch: cst.Call) -> str | None:
         if isinstance(arg.value, cst.Name) and arg.value.value in allocated:
             return arg.value.value
     return None
+
+
+@rule(
+    "scalar_program_stride",
+    title="a kernel that handles one element per program indexes it by the program id",
+    bug_class="grid_coverage",
+    symptoms=("periodic", "untouched_region", "zero_region", "garbage_region", "everywhere"),
+    per="module",
+)
+def scalar_program_stride(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """A kernel with no `tl.arange` loads and stores one element per program, so an index `pid * BLOCK`
+    skips the BLOCK - 1 elements after each one (CUDA's `blockIdx * blockDim + threadIdx` without the
+    thread index). The index becomes the program id, and each launch's grid, the cdiv of the element count
+    by the block, becomes the element count. Both change together: either alone writes no more elements.
+    """
+    for kernel in _kernels(tree.module):
+        if _calls(kernel.body, "tl.arange"):
+            continue
+        pids = _program_id_names(kernel)
+        blocks = _constexpr_params(kernel)
+        for product in m.findall(kernel.body, m.BinaryOperation(operator=m.Multiply())):
+            assert isinstance(product, cst.BinaryOperation)
+            sides = [_render(product.left).strip(), _render(product.right).strip()]
+            pid = [s for s in sides if s in pids or s.startswith("tl.program_id(")]
+            if len(pid) != 1 or not set(sides) & blocks:
+                continue
+            first = Tree(tree.replace(product, _expr(pid[0])).code)
+            for launch in _launches(first.module):
+                if _dotted(launch.func.value) != kernel.name.value:  # type: ignore[attr-defined]
+                    continue
+                grid = _first_grid_axis(first, launch)
+                cdiv = _calls(grid, "triton.cdiv", "cdiv") if grid is not None else []
+                if not cdiv or not cdiv[0].args:
+                    continue
+                count = _render(cdiv[0].args[0].value).strip()
+                new = first.replace(cdiv[0], _expr(count))
+                what = f"{kernel.name.value}: one element per program, index {pid[0]} and a grid of {count}"
+                yield Edit(new, tree.line(product), what)
+
+
+def _first_grid_axis(tree: Tree, launch: cst.Call) -> cst.BaseExpression | None:
+    """The launch grid's first axis as written, or the value of the name it uses."""
+    elements = launch.func.slice  # type: ignore[attr-defined]
+    first = elements[0].slice.value if isinstance(elements[0].slice, cst.Index) else None
+    if isinstance(first, cst.Name):
+        values = [v for targets, v in _assignments(tree.module) if first.value in targets]
+        first = values[-1] if values else first
+    return first

@@ -75,6 +75,7 @@ RULES: dict[str, Rule] = {
         masks.store_mask,
         loops.grid_cdiv,
         loops.program_blind_index,
+        loops.scalar_program_stride,
         precision.fp32_accumulator,
         numerics.eps_inside_sqrt,
         normalisation.divide_by_n_not_block,
