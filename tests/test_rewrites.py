@@ -290,6 +290,18 @@ def test_a_scalar_kernel_stepping_by_its_block_indexes_by_program_over_every_ele
     assert by_rule(lanes, "scalar_program_stride") == []
 
 
+def test_a_stride_pair_passed_by_keyword_under_each_others_names_is_swapped() -> None:
+    source = kernel("""
+        def matmul(a, b, c):
+            mm[(1,)](a, b, c, stride_bn=b.stride(0), stride_bk=b.stride(1), BLOCK=32)
+    """)
+    (rw,) = by_rule(source, "stride_args_swap")
+    assert "stride_bn=b.stride(1), stride_bk=b.stride(0)" in rw.source
+    # A keyword next to a positional argument is no pair.
+    mixed = source.replace("stride_bn=b.stride(0)", "b.stride(0)")
+    assert by_rule(mixed, "stride_args_swap") == []
+
+
 def test_a_program_blind_kernel_is_repaired_end_to_end(tmp_path: Path) -> None:
     folder = write_problem(tmp_path / "p", PROGRAM_BLIND, toml=LIGHT_TOML)
     result = repair(folder, None, RepairConfig(strategy="offline", workers=2), trace=tmp_path / "t.jsonl")

@@ -92,12 +92,13 @@ def _stride_pair(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
     per="module",
 )
 def stride_args_swap(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
-    """Two adjacent stride arguments of a launch passed in the wrong order."""
+    """Two adjacent stride arguments of a launch passed in the wrong order: positional, or by keyword with
+    the values under each other's names (`stride_bn=b.stride(0), stride_bk=b.stride(1)`)."""
     for call in _launches(tree.module):
         args = call.args
         for i in range(len(args) - 1):
             a, b = args[i], args[i + 1]
-            if a.keyword is None and b.keyword is None and _stride_pair(a.value, b.value):
+            if (a.keyword is None) == (b.keyword is None) and _stride_pair(a.value, b.value):
                 what = f"launch: swap {tree.code(a.value)} and {tree.code(b.value)}"
                 yield Edit(_swap(tree, call, i, i + 1), tree.line(a), what)
 
