@@ -332,6 +332,26 @@ def test_fp32_accumulator_is_untouched() -> None:
     assert by_rule(HALF_ACC.replace("tl.float16", "tl.float32"), "fp32_accumulator") == []
 
 
+HALF_STORE = kernel("""
+    @triton.jit
+    def mm(a_ptr, c_ptr, BLOCK: tl.constexpr):
+        r = tl.arange(0, BLOCK)
+        acc = tl.zeros((BLOCK,), dtype=tl.float32) + tl.load(a_ptr + r)
+        c = acc.to(tl.float16)
+        tl.store(c_ptr + r, c)
+""")
+
+
+def test_a_half_cast_before_the_store_of_a_float32_output_becomes_float32() -> None:
+    (rw,) = by_rule(HALF_STORE, "half_store")
+    assert "    c = acc.to(tl.float32)\n" in rw.source
+    # A half-precision output keeps its cast; a cast that is never stored is not this bug.
+    half = RuleContext(output_dtype="float16")
+    assert propose(HALF_STORE, ["half_store"], half) == []
+    unstored = HALF_STORE.replace("tl.store(c_ptr + r, c)", "tl.store(c_ptr + r, acc)")
+    assert by_rule(unstored, "half_store") == []
+
+
 # ---------------------------------------------------------------- eps_inside_sqrt
 
 NORM = kernel("""
@@ -781,7 +801,9 @@ def test_rule_changes_exactly_the_expected_line(rule_id: str) -> None:
 def test_every_rule_has_a_kernel_it_applies_to() -> None:
     covered = set(NEW_RULE_KERNELS) | {
         r.rule
-        for s in (MAX_VIA_ASSIGN, LE_MASK, UNMASKED_STORE, FLOOR_GRID, HALF_ACC, NORM, MEAN_BY_BLOCK, FORWARD)
+        for s in (
+            MAX_VIA_ASSIGN, LE_MASK, UNMASKED_STORE, FLOOR_GRID, HALF_ACC, HALF_STORE, NORM, MEAN_BY_BLOCK, FORWARD
+        )
         for r in propose(s)
     }
     # The taxonomy's rules; the rule families with their own test modules are covered there.

@@ -41,6 +41,36 @@ def fp32_accumulator(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
             yield Edit(new, tree.line(value), desc)
 
 
+# ---------------------------------------------------------------- half_store
+
+
+@rule(
+    "half_store",
+    title="a float32 result is stored without a cast to half precision",
+    bug_class="accumulation_precision",
+    symptoms=("grows_with_magnitude", "x100", "large_positive", "everywhere", "scattered"),
+)
+def half_store(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """`acc.to(tl.float16)` on a value the kernel stores, where the reference's output is float32 (a
+    half-precision tutorial kernel applied to a float32 problem): the cast becomes `tl.float32`."""
+    if context is not None and context.output_dtype not in ("", "float32"):
+        return
+    stored: set[str] = set()
+    for store in _calls(fn.body, "tl.store"):
+        value = _arg(store, "value", 1)
+        stored |= _names(value.value) if value is not None else set()
+    for cast in m.findall(fn.body, m.Call(func=m.Attribute(attr=m.Name("to")))):
+        assert isinstance(cast, cst.Call)
+        dtype = cast.args[0].value if cast.args else None
+        if not isinstance(dtype, cst.Attribute) or dtype.attr.value not in ("float16", "bfloat16"):
+            continue
+        inline = any(cast in m.findall(s, m.Call()) for s in _calls(fn.body, "tl.store"))
+        if not inline and not _feeds(cast, fn, tree) & stored:
+            continue
+        new = tree.replace(dtype, dtype.with_changes(attr=cst.Name("float32")))
+        yield Edit(new, tree.line(cast), f"{fn.name.value}: store in float32, not {tree.code(dtype)}")
+
+
 # ---------------------------------------------------------------- fp32_upcast_load
 
 

@@ -77,6 +77,7 @@ RULES: dict[str, Rule] = {
         loops.program_blind_index,
         loops.scalar_program_stride,
         precision.fp32_accumulator,
+        precision.half_store,
         numerics.eps_inside_sqrt,
         normalisation.divide_by_n_not_block,
         layout.contiguous_inputs,
