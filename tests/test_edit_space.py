@@ -330,6 +330,27 @@ def test_a_tensor_handed_to_a_launch_can_become_another_tensor_of_the_wrapper() 
     assert not any("-> n" in rw.description or "-> scale" in rw.description for rw in found)
 
 
+def test_a_launch_flag_computed_from_a_test_can_be_set_to_each_constant() -> None:
+    source = """\
+import torch
+import triton
+
+
+def lse(x):
+    z = torch.empty(x.shape[0], device=x.device)
+    HAS_SCALE = x.dtype != torch.float32
+    lse_kernel[(x.shape[0],)](x, z, x.shape[1], BLOCK=1024, HAS_SCALE=HAS_SCALE, EVEN=x.shape[1] % 2 == 0)
+    return z
+"""
+    offered = {rw.description for rw in generate(source) if rw.rule == "edit_flag"}
+    assert offered == {
+        "lse: HAS_SCALE = True, not x.dtype != torch.float32 (line 7)",
+        "lse: HAS_SCALE = False, not x.dtype != torch.float32 (line 7)",
+        "lse: EVEN = True, not x.shape[1] % 2 == 0 (line 8)",
+        "lse: EVEN = False, not x.shape[1] % 2 == 0 (line 8)",
+    }  # sizes and plain names are no flags
+
+
 def test_a_function_the_reference_does_not_apply_can_be_dropped() -> None:
     source = scale_candidate(("out_ptr + offs, x * 2.0", "out_ptr + offs, tl.log(x) * 2.0"))
     found = candidates(source, [])

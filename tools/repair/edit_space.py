@@ -614,12 +614,33 @@ def _covering(fn: cst.FunctionDef, launch: cst.Call, blocks: list[str]) -> list[
     return options
 
 
+@rule("edit_flag", title="a flag computed for a launch set to True or False", bug_class="edit:constant",
+      per="module", guarded=True)  # fmt: skip
+def edit_flag(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """A launch flag the wrapper computes from a test (`HAS_SCALE = x.dtype != torch.float32`) set to each
+    constant: a generation that guards the right code path with the wrong condition."""
+    tests = (cst.Comparison, cst.BooleanOperation)
+    for fn in _host_functions(tree.module):
+        values = {next(iter(t)): v for t, v in _assignments(fn.body) if len(t) == 1}
+        for launch in _launches(fn):  # type: ignore[arg-type]
+            for arg in launch.args:
+                if arg.keyword is None:
+                    continue
+                node = values.get(arg.value.value) if isinstance(arg.value, cst.Name) else arg.value
+                negated = isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not)
+                if not isinstance(node, tests) and not negated:
+                    continue
+                for constant in ("True", "False"):
+                    what = f"{fn.name.value}: {arg.keyword.value} = {constant}, not {_render(node)}"
+                    yield tree.edit(node, cst.Name(constant), what)
+
+
 EDITS: dict[str, Rule] = {r.id: r for r in (*rules_of(__name__), *rules_of(spec_checks.__name__))}
 
 # Cheaper-to-believe edit types first within one statement (one line may carry many edits).
 _TYPE_ORDER = (
     "edit_contiguous", "mut_add_mask", "mut_load_other", "mut_compare", "mut_bound_pm1", "edit_grid",
-    "edit_launch_tensor",
+    "edit_launch_tensor", "edit_flag",
     "edit_spec_divisor", "mut_program_id", "edit_reduction", "edit_acc_dtype", "edit_variable",
     "edit_index_term", "edit_row_offset", "mut_swap_args", "edit_function", "edit_operator", "mut_literal",
     "edit_constant",
