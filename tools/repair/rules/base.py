@@ -525,6 +525,12 @@ def _is_arange(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Call) and _dotted(expr.func) == "tl.arange"
 
 
+def _scaled_by(text: str, name: str) -> bool:
+    """Whether `text` multiplies something by `name` (`pid * BLOCK`, `BLOCK * pid`)."""
+    n = re.escape(name)
+    return re.search(rf"\*\s*{n}\b|\b{n}\s*\*", text) is not None
+
+
 def _program_id_names(fn: cst.FunctionDef) -> set[str]:
     names = set()
     for targets, value in _assignments(fn.body):

@@ -18,6 +18,7 @@ from kernel_medic.tools.repair.rules.base import (
     _arg,
     _assignments,
     _calls,
+    _constexpr_params,
     _dotted,
     _expr,
     _kernels,
@@ -25,6 +26,7 @@ from kernel_medic.tools.repair.rules.base import (
     _names,
     _params,
     _render,
+    _scaled_by,
     _tensor_params,
     _with_kwarg,
     rule,
@@ -242,20 +244,16 @@ def _row_block(kernel: cst.FunctionDef) -> tuple[str, str] | None:
     from it alone) with a parameter."""
     if m.findall(kernel.body, m.For() | m.While()) or not _calls(kernel.body, "tl.program_id"):
         return None  # a loop covers the rest; a kernel blind to its program is another bug
-    constexprs = {
-        p.name.value
-        for p in _params(kernel)
-        if p.annotation is not None and "constexpr" in _render(p.annotation.annotation)
-    }
+    constexprs = _constexpr_params(kernel)
     plain = {p.name.value for p in _params(kernel)} - constexprs
     text = _render(kernel.body)
     for arange in _calls(kernel.body, "tl.arange"):
         if len(arange.args) != 2 or _render(arange.args[0].value).strip() != "0":
             continue
         block = _render(arange.args[1].value).strip()
-        if block not in constexprs or re.search(rf"\*\s*{block}\b|\b{block}\s*\*", text):
+        if block not in constexprs or _scaled_by(text, block):
             continue  # tiled by program: the grid covers the rest
-        local = {n for n, value in _local_aranges(kernel, block)}
+        local = _local_aranges(kernel, block)
         for cmp in m.findall(kernel.body, m.Comparison()):
             assert isinstance(cmp, cst.Comparison)
             left, right = _render(cmp.left).strip(), _render(cmp.comparisons[0].comparator).strip()
@@ -264,16 +262,16 @@ def _row_block(kernel: cst.FunctionDef) -> tuple[str, str] | None:
     return None
 
 
-def _local_aranges(kernel: cst.FunctionDef, block: str) -> list[tuple[str, str]]:
+def _local_aranges(kernel: cst.FunctionDef, block: str) -> set[str]:
     """Names assigned exactly `tl.arange(0, block)`."""
-    return [
-        (t, block)
+    return {
+        t
         for node in m.findall(kernel.body, m.Assign())
         if isinstance(node, cst.Assign)
         and re.fullmatch(rf"tl\.arange\(0,\s*{block}\)", _render(node.value).strip())
         for target in node.targets
         for t in _names(target.target)
-    ]
+    }
 
 
 @rule(

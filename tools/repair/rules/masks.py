@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -24,6 +23,7 @@ from kernel_medic.tools.repair.rules.base import (
     _reachable,
     _render,
     _replace_many,
+    _scaled_by,
     _values_of,
     _with_kwarg,
     rule,
@@ -240,7 +240,7 @@ def mask_offsets(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -
     for name, sides in inline.items():
         aranges = [_render(a) for v in values[name] for a in _calls(v, "tl.arange")]
         blocks = [_render(a.args[1].value).strip() for v in values[name] for a in _calls(v, "tl.arange")]
-        if any(re.search(rf"\*\s*{re.escape(b)}\b|\b{re.escape(b)}\s*\*", _render(fn.body)) for b in blocks):
+        if any(_scaled_by(_render(fn.body), b) for b in blocks):
             continue  # programs tile the flat range by the block: the global offsets are the lanes
         aranges += [_render(values[n][0]) for n in _names(values[name][0]) if n in local]
         lanes = [n for n in local if _render(values[n][0]) in aranges] + aranges
