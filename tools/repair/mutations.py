@@ -79,8 +79,7 @@ def mut_bound_pm1(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
         for delta in ("- 1", "+ 1"):
             grouped = bound if isinstance(bound, cst.Name | cst.Attribute | cst.Call | cst.Integer) else None
             code = f"{_render(grouped)} {delta}" if grouped is not None else f"({_render(bound)}) {delta}"
-            new = tree.replace(bound, _expr(code))
-            yield Edit(new, tree.line(bound), f"bound {tree.code(bound)} {delta}")
+            yield tree.edit(bound, _expr(code), f"bound {tree.code(bound)} {delta}")
 
 
 _BOUND_WORDS = {"min", "max", "lo", "hi", "low", "high", "lower", "upper", "minval", "maxval"}
@@ -142,8 +141,7 @@ def mut_literal(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) ->
         current = _literal_value(lit)
         options = scalars + [repr(v) for v in values if float(v) != current]
         for option in dict.fromkeys(options):
-            new = tree.replace(lit, _expr(option))
-            yield Edit(new, tree.line(lit), f"{lit.value} -> {option}")
+            yield tree.edit(lit, _expr(option), f"{lit.value} -> {option}")
 
 
 @rule(
@@ -159,9 +157,8 @@ def mut_program_id(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None)
             continue
         for other in ("0", "1", "2"):
             if other != axis.value.value:
-                new = tree.replace(axis.value, axis.value.with_changes(value=other))
                 what = f"{fn.name.value}: tl.program_id({other})"
-                yield Edit(new, tree.line(call), what)
+                yield tree.edit(axis.value, axis.value.with_changes(value=other), what, tree.line(call))
 
 
 @rule(
@@ -178,9 +175,9 @@ def mut_add_mask(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -
             continue
         for mask in _mask_names(fn):
             new_call = _with_kwarg(call, "mask", mask)
-            new = tree.replace(call, _with_kwarg(new_call, "other", "0.0") if is_load else new_call)
+            new = _with_kwarg(new_call, "other", "0.0") if is_load else new_call
             what = f"{fn.name.value}: mask={mask} on {'tl.load' if is_load else 'tl.store'}"
-            yield Edit(new, tree.line(call.args[-1], end=True), what)
+            yield tree.edit(call, new, what, tree.line(call.args[-1], end=True))
 
 
 _OTHERS = ("0.0", '-float("inf")', 'float("inf")', "1.0")
@@ -201,12 +198,11 @@ def mut_load_other(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None)
         for value in _OTHERS:
             if value == current:
                 continue
+            what = f"{fn.name.value}: tl.load other={value}"
             if other is not None:
-                new, line = tree.replace(other.value, _expr(value)), tree.line(other)
+                yield tree.edit(other.value, _expr(value), what, tree.line(other))
             else:
-                new = tree.replace(load, _with_kwarg(load, "other", value))
-                line = tree.line(load, end=True)
-            yield Edit(new, line, f"{fn.name.value}: tl.load other={value}")
+                yield tree.edit(load, _with_kwarg(load, "other", value), what, tree.line(load, end=True))
 
 
 # One bug class per mutation kind, so one kind's patch cap does not shut out the others.
