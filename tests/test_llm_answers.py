@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kernel_medic.tools.repair.answers import describe_edit, read_answer
+from kernel_medic.tools.repair.answers import describe_edit, read_answer, read_region
 from kernel_medic.tools.repair.llm import render_prompt
 from kernel_medic.tools.repair.llm_prompt import (
     anchor_lines,
@@ -224,3 +224,21 @@ def test_the_usual_fix_of_a_relevant_pattern_sits_next_to_its_hypothesis() -> No
     ]
     [line] = hypothesis_lines(hyps, fixes=pattern_fixes(pats, 0.25))
     assert line.endswith("usual fix: Call `.contiguous()` in the wrapper.")
+
+
+def test_a_region_reply_replaces_those_lines_keeping_its_relative_indentation() -> None:
+    source = "class M:\n    def forward(self, x):\n        return f(x)\n"
+    reply = "Here:\n```python\ndef forward(self, x):\n    x = x.contiguous()\n    return f(x)\n```\n"
+    answer = read_region(reply, source, 2, 3)
+    assert answer.form == "region"
+    fixed = "class M:\n    def forward(self, x):\n        x = x.contiguous()\n        return f(x)\n"
+    assert answer.source == fixed
+    unchanged = read_region("```python\n    return   f(x)\n```", source, 3, 3)
+    assert unchanged.source is None and "unchanged" in unchanged.refusal
+    # A SEARCH/REPLACE answer is still read as one; prose far longer than the region is not an edit.
+    sr_reply = "<<<<<<< SEARCH\n        return f(x)\n=======\n        return g(x)\n>>>>>>> REPLACE\n"
+    assert read_region(sr_reply, source, 2, 3).source == source.replace("f(x)", "g(x)")
+    prose = "I think\nthe bug\nis somewhere\nin the\nkernel\nbut\nI am\nnot sure"
+    assert read_region(prose, source, 3, 3).source is None
+    refused = read_region("I would change the constant.", source, 3, 3)
+    assert refused.source is None and "not valid Python" in refused.refusal

@@ -218,3 +218,23 @@ def test_replay_leaves_no_temporary_folder_behind(tmp_path: Path) -> None:
     report = json.loads(proc.stdout)
     assert report["same"] and Path(report["trace_path"]).is_file()
     assert list(scratch.glob("kmedic-replay-*")) == []
+
+
+def test_after_an_unchanged_answer_the_anchored_lines_are_asked_about_alone() -> None:
+    # A small model gave the file back unchanged although the prompt named the line: the retry is a short
+    # question about that line alone, and its one-line reply (indentation lost) is the edit.
+    pats = [{"title": "wrong scale", "bug_class": "x", "fix": "f", "changes": [[OLD.strip(), NEW.strip()]]}]
+    script = [
+        {"content": f"```python\n{BROKEN}```", "usage": (50, 50)},
+        {"content": f"```python\n{NEW.strip()}\n```", "usage": (5, 5)},
+    ]
+    with ScriptedOpenAIServer(script) as server:
+        outcome = patcher(server).propose(request(patterns=pats))
+    assert outcome.proposal is not None and outcome.proposal.source == FIXED
+    assert [a["form"] for a in outcome.answers] == ["none", "region"]
+    assert outcome.answers[1]["region"] == [13, 13]
+    question = server.requests[1]["messages"]
+    asked = question[1]["content"]
+    assert len(question) == 2 and OLD.strip() in asked and "line 13" in asked
+    assert BROKEN not in asked  # the few lines, not the file
+    assert server.requests[1]["temperature"] == 0.0  # a new question, asked like the first

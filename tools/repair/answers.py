@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 from dataclasses import dataclass, field
 
 from kernel_medic.tools.repair.edits import (
@@ -32,7 +33,7 @@ class Answer:
     """What one reply proposes: a new source (and how it was read) or the reason there is none."""
 
     source: str | None
-    form: str  # search_replace | search_replace_fuzzy | unified_diff | fenced_code | none
+    form: str  # search_replace | search_replace_fuzzy | unified_diff | fenced_code | region | none
     refusal: str = ""  # one or two sentences for the model, empty when an edit was read
     notes: list[str] = field(default_factory=list)  # what was set aside on the way (echoed template, ...)
     changed_fraction: float = 0.0
@@ -111,6 +112,49 @@ def read_answer(text: str, source: str, instructions: str = "", max_fraction: fl
             "```python fence)"
         )
     return Answer(None, "none", refusal="; ".join(dict.fromkeys(problems)), notes=notes)
+
+
+def read_region(text: str, source: str, first: int, last: int, max_fraction: float = 0.6) -> Answer:
+    """The edit a reply to a region question proposes: its code replaces lines `first`..`last` (1-based).
+
+    SEARCH/REPLACE blocks and diffs are read as usual (a model may still answer that way). Otherwise the last
+    ```python fence (or a short reply without one) is the region rewritten; its indentation is re-based on the
+    region's first line, keeping the reply's relative indentation.
+    """
+    blocks, _ = _blocks(text)
+    if blocks or _diff_hunks(text):
+        return read_answer(text, source, "", max_fraction)
+    fences = _fences(text)
+    code = fences[-1] if fences else text.strip("\n")
+    lines = source.splitlines(keepends=True)
+    old = lines[first - 1 : last]
+    reply = textwrap.dedent(code).strip("\n").splitlines()
+    if not fences and len(reply) > len(old) + REGION_SLACK:
+        refusal = "no edit found: reply with the corrected lines in one ```python fence"
+        return Answer(None, "none", refusal=refusal)
+    if not any(line.strip() for line in reply):
+        return Answer(None, "none", refusal="the reply held no code: write the corrected lines")
+    indent = old[0][: len(old[0]) - len(old[0].lstrip())] if old else ""
+    newline = "\n" if not old or old[-1].endswith("\n") else ""
+    body = "\n".join(indent + line if line.strip() else "" for line in reply) + newline
+    new = "".join(lines[: first - 1]) + body + "".join(lines[last:])
+    if " ".join(body.split()) == " ".join("".join(old).split()):
+        refusal = "the lines you wrote are the lines shown, unchanged: the bug is still in them"
+        return Answer(None, "none", refusal=refusal)
+    try:
+        ast.parse(new)
+    except SyntaxError as exc:  # prose, or lines that do not fit where they go
+        refusal = f"your lines are not valid Python in place ({exc.msg}, line {exc.lineno}): write code only"
+        return Answer(None, "none", refusal=refusal)
+    fraction = changed_fraction(source, new)
+    if fraction > max_fraction:
+        refusal = "the reply is far longer than the lines shown: rewrite only those lines"
+        return Answer(None, "none", refusal=refusal)
+    return Answer(new, "region", changed_fraction=fraction)
+
+
+REGION_SLACK = 4
+"""Extra lines an unfenced region reply may hold over the region (an added line or two, not a file)."""
 
 
 def _blocks(text: str) -> tuple[list[SearchReplace], str]:

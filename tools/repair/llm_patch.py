@@ -4,9 +4,11 @@ Each round asks for `samples` answers (parallel requests; the first at the base 
 every retry hotter, so a retry never asks the same question the same way). Every answer is read by
 `answers.read_answer`; the applicable, new edits are screened on the light tier when there are several and the
 most promising is proposed (the verify node judges it on the full tier). A round in which no answer yields an
-applicable edit is a no-progress step: its reasons are fed back in words the model can act on, and after
-`no_edit_left` such rounds the patcher stops. Calls never exceed `calls_left`; each answer, its tokens (an
-estimate for timed-out requests, flagged) and its wall time are recorded for the run's result.
+applicable edit is a no-progress step: its reasons are fed back in words the model can act on (or, where
+candidate lines look like a retrieved pattern's bug, the next round asks about those few lines alone and reads
+the reply as their rewrite), and after `no_edit_left` such rounds the patcher stops. Calls never exceed
+`calls_left`; each answer, its tokens (an estimate for timed-out requests, flagged) and its wall time are
+recorded for the run's result.
 """
 
 from __future__ import annotations
@@ -17,9 +19,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernel_medic.tools.repair.answers import Answer, describe_edit, read_answer
+from kernel_medic.tools.repair.answers import Answer, describe_edit, read_answer, read_region
 from kernel_medic.tools.repair.llm import LLMError, LLMReply
-from kernel_medic.tools.repair.llm_prompt import estimate_tokens, patch_messages, pattern_fixes
+from kernel_medic.tools.repair.llm_prompt import (
+    Anchor,
+    anchors,
+    estimate_tokens,
+    patch_messages,
+    pattern_fixes,
+    region_messages,
+)
 from kernel_medic.tools.repair.patchers import ChatModel, PatchOutcome, PatchRequest, Proposal
 from kernel_medic.tools.repair.rules.base import Rewrite
 from kernel_medic.tools.repair.search import EvaluateFn, screen
@@ -104,6 +113,10 @@ class LLMPatcher:
         # the very fix, and a model quoting them is answering, not echoing.
         instructions = messages[0]["content"]
         outcome = LLMOutcome(None, trimmed=trimmed)
+        # Lines that look like a known bug: after a round without an applicable edit, the next question is
+        # about one of them alone (a small model that skims the whole file reads a few lines well).
+        regions = anchors(request.source, request.patterns)
+        focus: Anchor | None = None
         start = time.monotonic()
         calls_left = self.budget.calls_left
         for round_no in range(self.options.rounds):
@@ -114,13 +127,17 @@ class LLMPatcher:
                 outcome.error = outcome.error or "wall budget spent before an applicable edit"
                 break
             k = min(self.options.samples, calls_left)
-            temps = [self._temperature(round_no, i) for i in range(k)]
+            # A region's first asking is a new question: at the base temperature, like the first round.
+            first_ask = focus is not None and outcome.no_edit <= len(regions)
+            temps = [self._temperature(0 if first_ask else round_no, i) for i in range(k)]
             replies = self._ask(messages, temps)
             calls_left -= len(replies)
             fresh: dict[str, tuple[Answer, dict[str, Any]]] = {}
             repeats = 0
             for i, (temp, reply) in enumerate(zip(temps, replies, strict=True)):
                 record: dict[str, Any] = {"round": round_no + 1, "sample": i + 1, "temperature": temp}
+                if focus is not None:
+                    record["region"] = [focus.first, focus.last]
                 outcome.llm_calls += 1
                 if isinstance(reply, LLMError):
                     outcome.input_tokens += reply.lost_input_tokens
@@ -140,7 +157,13 @@ class LLMPatcher:
                 outcome.input_tokens += reply.input_tokens + reply.lost_input_tokens
                 outcome.output_tokens += reply.output_tokens
                 outcome.llm_wall_s += reply.wall_s
-                answer = read_answer(reply.text, request.source, instructions, self.options.max_fraction)
+                answer = (
+                    read_answer(reply.text, request.source, instructions, self.options.max_fraction)
+                    if focus is None
+                    else read_region(
+                        reply.text, request.source, focus.first, focus.last, self.options.max_fraction
+                    )
+                )
                 record.update(
                     form=answer.form,
                     input_tokens=reply.input_tokens + reply.lost_input_tokens,
@@ -186,6 +209,10 @@ class LLMPatcher:
             outcome.error = f"no applicable edit: {refusals[0] if refusals else 'empty answer'}"
             if outcome.no_edit >= self.budget.no_edit_left:
                 break
+            if regions:
+                focus = regions[(outcome.no_edit - 1) % len(regions)]
+                messages = region_messages(request.problem_name, request.source, focus)
+                continue
             last = next((r for r in replies if isinstance(r, LLMReply)), None)
             messages = self._retry_messages(
                 messages,

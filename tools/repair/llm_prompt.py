@@ -14,6 +14,7 @@ import difflib
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from kernel_medic.tools.repair.llm import render_prompt
@@ -236,14 +237,29 @@ def _value_of(line: str) -> str:
     return match.group(1) if match else line
 
 
+@dataclass(frozen=True)
+class Anchor:
+    """A candidate line that looks like a retrieved pattern's bug: lines `first`..`last` (1-based) hold it
+    (the line itself, and for a missing line also the line after the one it should follow)."""
+
+    first: int
+    last: int
+    note: str  # the line, the pattern's title and its fix in words the model can act on
+
+
 def anchor_lines(source: str, patterns: Sequence[dict[str, Any]], limit: int = 3) -> list[str]:
+    """The notes of `anchors`: what the prompt's "Lines that look like a known bug" section lists."""
+    return [a.note for a in anchors(source, patterns, limit)]
+
+
+def anchors(source: str, patterns: Sequence[dict[str, Any]], limit: int = 3) -> list[Anchor]:
     """Candidate lines that look like a retrieved pattern's buggy line, with the pattern's fix in code. A
     small model acts on a named line; a pattern in words it rarely maps to the code in front of it. A bug
     that leaves a line out (the pair's fixed side adds one) is pointed at through the line it follows, and
     only when the missing line is nowhere in the candidate."""
     lines = source.splitlines()
     norm = [" ".join(line.split()) for line in lines]
-    found: list[str] = []
+    found: list[Anchor] = []
     used: set[int] = set()
     for p in patterns:
         for buggy, fixed in p.get("changes") or []:
@@ -263,13 +279,32 @@ def anchor_lines(source: str, patterns: Sequence[dict[str, Any]], limit: int = 3
                 fix = f"the fix adds `{_clip(missing, 120)}` after a line like `{_clip(buggy, 120)}`"
             else:
                 fix = f"buggy form `{_clip(buggy, 120)}`, correct form `{_clip(fixed, 120)}`"
-            found.append(
+            note = (
                 f"line {i + 1} `{_clip(lines[i].strip(), 120)}` looks like the known bug "
                 f"\"{p.get('title')}\" ({fix}). {_clip(str(p.get('fix') or ''), 200)}"
             )
+            # A missing line goes after this one: the region holds the next line too, the slot it fills.
+            last = next((j for j in range(i + 1, len(lines)) if norm[j]), i) if missing else i
+            found.append(Anchor(i + 1, last + 1, note))
             if len(found) >= limit:
                 return found
     return found
+
+
+def region_messages(problem_name: str, source: str, anchor: Anchor) -> list[dict[str, str]]:
+    """A short, self-contained question about one anchored region: for a small model that gave the file back
+    unchanged although the long prompt named the line. It reads a few lines well where it skims a file."""
+    region = "\n".join(source.splitlines()[anchor.first - 1 : anchor.last])
+    span = f"line {anchor.first}" if anchor.first == anchor.last else f"lines {anchor.first}-{anchor.last}"
+    return [
+        {"role": "system", "content": render_prompt("region_system")},
+        {
+            "role": "user",
+            "content": render_prompt(
+                "region_user", problem_name=problem_name, span=span, region=region, note=anchor.note
+            ),
+        },
+    ]
 
 
 def _follows(code: str, context: str) -> float:
