@@ -242,3 +242,20 @@ def test_a_region_reply_replaces_those_lines_keeping_its_relative_indentation() 
     assert read_region(prose, source, 3, 3).source is None
     refused = read_region("I would change the constant.", source, 3, 3)
     assert refused.source is None and "not valid Python" in refused.refusal
+
+
+def test_a_line_whose_pattern_fix_was_already_tried_is_not_pointed_at_again() -> None:
+    from kernel_medic.tools.trace import source_hash
+
+    change = ["out = torch.empty_like(x)", "out = torch.zeros_like(x)"]
+    pats = [{"title": "t", "fix": "f", "changes": [change]}]
+    wrapper = "def forward(x):\n    out = torch.empty_like(x)\n    return out\n"
+    assert len(anchor_lines(wrapper, pats)) == 1
+    tried = {source_hash(wrapper.replace("empty_like", "zeros_like"))}
+    assert anchor_lines(wrapper, pats, tried=tried) == []
+    # The same for a missing line: once the pattern's own insertion was tried, it is not offered again.
+    missing = ["def forward(x):", "def forward(x):\nx = x.contiguous()"]
+    seed = [{"title": "c", "fix": "f", "changes": [missing]}]
+    assert len(anchor_lines(wrapper, seed)) == 1
+    inserted = wrapper.replace("    out =", "    x = x.contiguous()\n    out =")
+    assert anchor_lines(wrapper, seed, tried={source_hash(inserted)}) == []

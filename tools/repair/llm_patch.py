@@ -115,7 +115,7 @@ class LLMPatcher:
         outcome = LLMOutcome(None, trimmed=trimmed)
         # Lines that look like a known bug: after a round without an applicable edit, the next question is
         # about one of them alone (a small model that skims the whole file reads a few lines well).
-        regions = anchors(request.source, request.patterns)
+        regions = anchors(request.source, request.patterns, tried=request.seen_hashes)
         focus: Anchor | None = None
         start = time.monotonic()
         calls_left = self.budget.calls_left

@@ -13,11 +13,12 @@ import ast
 import difflib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kernel_medic.tools.repair.llm import render_prompt
+from kernel_medic.tools.trace import source_hash
 
 CHARS_PER_TOKEN = 3.2
 """A conservative characters-per-token ratio for code with BPE tokenizers (Qwen, Llama, GPT): an estimate
@@ -247,16 +248,22 @@ class Anchor:
     note: str  # the line, the pattern's title and its fix in words the model can act on
 
 
-def anchor_lines(source: str, patterns: Sequence[dict[str, Any]], limit: int = 3) -> list[str]:
+def anchor_lines(
+    source: str, patterns: Sequence[dict[str, Any]], limit: int = 3, tried: Collection[str] = ()
+) -> list[str]:
     """The notes of `anchors`: what the prompt's "Lines that look like a known bug" section lists."""
-    return [a.note for a in anchors(source, patterns, limit)]
+    return [a.note for a in anchors(source, patterns, limit, tried)]
 
 
-def anchors(source: str, patterns: Sequence[dict[str, Any]], limit: int = 3) -> list[Anchor]:
+def anchors(
+    source: str, patterns: Sequence[dict[str, Any]], limit: int = 3, tried: Collection[str] = ()
+) -> list[Anchor]:
     """Candidate lines that look like a retrieved pattern's buggy line, with the pattern's fix in code. A
     small model acts on a named line; a pattern in words it rarely maps to the code in front of it. A bug
     that leaves a line out (the pair's fixed side adds one) is pointed at through the line it follows, and
-    only when the missing line is nowhere in the candidate."""
+    only when the missing line is nowhere in the candidate. A line whose pattern fix, made as the pattern
+    makes it, gives a version already tried (`tried`: source hashes) is not pointed at again: the model
+    would only repeat it."""
     lines = source.splitlines()
     norm = [" ".join(line.split()) for line in lines]
     found: list[Anchor] = []
@@ -272,7 +279,7 @@ def anchors(source: str, patterns: Sequence[dict[str, Any]], limit: int = 3) -> 
                 if code and not code.startswith("#") and i not in used
             ]
             alike, i = max(scored, default=(0.0, -1))
-            if alike <= 0:
+            if alike <= 0 or (tried and source_hash(_with_fix(lines, i, buggy, fixed, missing)) in tried):
                 continue
             used.add(i)
             if missing:
@@ -289,6 +296,19 @@ def anchors(source: str, patterns: Sequence[dict[str, Any]], limit: int = 3) -> 
             if len(found) >= limit:
                 return found
     return found
+
+
+def _with_fix(lines: list[str], i: int, buggy: str, fixed: str, missing: str) -> str:
+    """The source with the pattern's fix made at line `i` (0-based): the missing line added after it at the
+    next line's indentation, or the line in the fixed form at its own indentation."""
+    indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+    if missing:
+        after = next((x for x in lines[i + 1 :] if x.strip()), lines[i])
+        inner = after[: len(after) - len(after.lstrip())]
+        new = [*lines[: i + 1], *(inner + m.strip() for m in missing.splitlines()), *lines[i + 1 :]]
+    else:
+        new = [*lines[:i], *(indent + f.strip() for f in fixed.splitlines()), *lines[i + 1 :]]
+    return "\n".join(new) + "\n"
 
 
 def region_messages(problem_name: str, source: str, anchor: Anchor) -> list[dict[str, str]]:
@@ -327,6 +347,7 @@ def patch_messages(
         for a in request.failed_attempts[-4:]
     ]
     fixes = pattern_fixes(request.patterns, min_pattern_score)
+    tried = request.seen_hashes
     fields: dict[str, Any] = {
         "problem_name": request.problem_name,
         "reference_source": trim_reference(request.reference_source),
@@ -335,7 +356,7 @@ def patch_messages(
         "score": report.get("score", 0.0),
         "symptoms": _bullets(symptom_lines(report)),
         "diagnosis": _bullets(hypothesis_lines(request.hypotheses, fixes=fixes)),
-        "anchors": _bullets(anchor_lines(request.source, request.patterns)) or "- (none)",
+        "anchors": _bullets(anchor_lines(request.source, request.patterns, tried=tried)) or "- (none)",
         "patterns": _bullets(pattern_lines(request.patterns, min_pattern_score)),
         "instrumentation": _bullets([json.dumps(f, sort_keys=True) for f in request.instrumentation[-3:]])
         or "- (none yet)",
@@ -351,7 +372,7 @@ def patch_messages(
         ("instrumentation", lambda: "- (trimmed to fit the prompt budget)"),
         ("patterns", lambda: _bullets(pattern_lines(request.patterns, min_pattern_score)[:1])),
         ("patterns", lambda: "- (trimmed to fit the prompt budget)"),
-        ("anchors", lambda: _bullets(anchor_lines(request.source, request.patterns, limit=1)) or "- (none)"),
+        ("anchors", lambda: _bullets(anchor_lines(request.source, request.patterns, 1, tried)) or "- (none)"),
         ("diagnosis", lambda: _bullets(hypothesis_lines(request.hypotheses, limit=1, fixes=fixes))),
         ("reference_source", lambda: _signature_only(fields["reference_source"])),
     ]
