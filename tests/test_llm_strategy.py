@@ -170,7 +170,8 @@ def test_a_run_stops_after_k_answers_without_an_edit_and_says_so(tmp_path: Path)
             checkpoint_db=tmp_path / "c",
         )
     assert (result.status, result.stop_reason, result.llm_calls) == ("unrepaired", "llm_no_edit", 2)
-    assert "llm_no_edit_limit" in result.error and "no edit found" in result.error
+    # The stop says why, with the last answer's reason (a plain "no edit found", or the region question's).
+    assert "llm_no_edit_limit" in result.error and result.llm_answers[-1]["refusal"][:40] in result.error
     assert [a["applied"] for a in result.llm_answers] == [False, False]
     assert result.tokens == {"input": 6, "output": 6}
 
