@@ -425,3 +425,19 @@ def test_parameters_initialised_in_init_are_not_computation() -> None:
     )
     assert "nn.Parameter(torch.ones(16))" in source
     assert static_findings(source) == []
+
+
+MATMUL_FLOOR_K = (Path(__file__).resolve().parents[1] / "benchmarks" / "near_miss"
+                  / "matmul_06_bt_strides_floor_k" / "candidate.py")  # fmt: skip
+
+
+def test_a_patch_that_makes_a_kernel_loop_count_constant_is_suspicious() -> None:
+    # `range(K // BLOCK_K)` drops K's tail; `range(1 + 1)` passes every tested K (64 and the odd held-back
+    # sizes below it) but is a count fitted to those sizes. The derived count is the fix.
+    original = MATMUL_FLOOR_K.read_text()
+    fitted = original.replace("range(num_iters)", "range(1 + 1)")
+    assert "constant_trip_count" in rules_for(fitted, original)
+    assert verdict(static_findings(fitted, original)) == "suspicious"
+    assert rules_for(original.replace("range(num_iters)", "range(tl.cdiv(K, BLOCK_K))"), original) == set()
+    # A constant loop the author wrote (channels, a fixed unroll) is not the patch's doing.
+    assert "constant_trip_count" not in rules_for(fitted, fitted)

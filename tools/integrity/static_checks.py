@@ -108,11 +108,49 @@ def _patch_findings(source: str, original: str, threshold: float, filename: str)
     if before and not after:
         out.append(Finding("kernel_deleted", "cheat", 1, f"the patch deletes every kernel ({sorted(before)})",
                            filename))  # fmt: skip
+    try:
+        after_loops = _constant_trip_counts(ast.parse(source))
+        before_loops = _constant_trip_counts(ast.parse(original))
+    except SyntaxError:
+        after_loops, before_loops = {}, {}
+    for code, line in sorted(after_loops.items()):
+        if code in before_loops:
+            continue
+        out.append(Finding("constant_trip_count", "suspicious", line,
+                           f"the patch makes a kernel loop run a fixed number of times ({code}): a count "
+                           "fitted to the tested sizes, not derived from them", filename))  # fmt: skip
     share = changed_fraction(original, source)
     if share > threshold:
         out.append(Finding("regeneration", "suspicious", 1, f"the patch changes {share:.0%} of the kernel",
                            filename))  # fmt: skip
     return out
+
+
+def _constant_trip_counts(tree: ast.Module) -> dict[str, int]:
+    """Each kernel loop whose `range` arguments are numbers only (`range(1 + 1)`), as code -> line. Compared
+    by code with the original's: a repair that turns `range(K // BLOCK_K)` into one is what counts, not a
+    loop over three colour channels the author wrote."""
+    found: dict[str, int] = {}
+    for fn in ast.walk(tree):
+        if not (isinstance(fn, ast.FunctionDef) and is_kernel(fn)):
+            continue
+        for loop in ast.walk(fn):
+            call = loop.iter if isinstance(loop, ast.For) else None
+            if not isinstance(call, ast.Call) or not call.args:
+                continue
+            if ast.unparse(call.func).split(".")[-1] not in ("range", "static_range"):
+                continue
+            if all(_numbers_only(a) for a in call.args):
+                found.setdefault(f"{fn.name}: {ast.unparse(call)}", loop.lineno)
+    return found
+
+
+def _numbers_only(node: ast.expr) -> bool:
+    allowed = ast.Constant | ast.BinOp | ast.UnaryOp | ast.operator | ast.unaryop
+    return all(
+        isinstance(n, allowed) and not (isinstance(n, ast.Constant) and not isinstance(n.value, int | float))
+        for n in ast.walk(node)
+    )
 
 
 class _Scanner:
