@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import statistics
 import time
+from collections.abc import Callable
 from typing import Any
 
 from kernel_medic.graph.runtime import (
@@ -59,6 +60,7 @@ def patch(state: RepairState) -> dict[str, Any]:
             evaluate=offline.evaluate,
             workers=offline.workers,
             namespace=offline.namespace,
+            localise=_localiser(state) if config.localise else None,
         )
 
     request = PatchRequest(
@@ -107,7 +109,6 @@ def _offline(state: RepairState, mutations: bool) -> OfflinePatcher:
     config = config_of(state)
     evaluator = evaluator_for(config)
     problem = problem_for(state)
-    reference = source_hash(state.get("reference_source", ""))
 
     walls: dict[str, list[float]] = {}
 
@@ -125,13 +126,36 @@ def _offline(state: RepairState, mutations: bool) -> OfflinePatcher:
             seen.append(time.monotonic() - start)
         return report
 
-    # Per run: what another run (or a replay's original) learned in this process must not change this
-    # run's decisions, or replays would diverge.
+    return OfflinePatcher(
+        evaluate,
+        workers=evaluator.pool.size,
+        mutations=mutations,
+        namespace=_namespace(state),
+        localise=_localiser(state) if mutations and config.localise else None,
+        # One proposal never runs far past the run's wall budget: its full-tier checks may take as long
+        # again as its screening, so the screening gets half of what is left.
+        time_budget_s=max(5.0, min(PROPOSAL_BUDGET_S, (config.wall_budget_s - state.get("wall_s", 0.0)) / 2)),
+    )
+
+
+def _namespace(state: RepairState) -> str:
+    """Per run: what another run (or a replay's original) learned in this process must not change this
+    run's decisions, or replays would diverge."""
+    config = config_of(state)
+    reference = source_hash(state.get("reference_source", ""))
     namespace = f"{state.get('trace_path')}:{config.device}:{state.get('reference_path')}:{reference}"
-    namespace += f":{INVOCATION.get()}"
+    return namespace + f":{INVOCATION.get()}"
+
+
+def _localiser(state: RepairState) -> Callable[[str, dict[str, Any]], list[int]]:
+    """Suspect statements of a source, recorded once per source (the edit space and the LLM's region
+    question are ordered by them)."""
+    config = config_of(state)
+    evaluator = evaluator_for(config)
+    problem = problem_for(state)
+    namespace = _namespace(state)
 
     def localiser(source: str, report: dict[str, Any]) -> list[int]:
-        """Suspect statements of `source`, recorded once per source (the edit space is ordered by them)."""
         key = (namespace, source_hash(source))
         if key not in _LOCALISED:
             micro = cases_for_tier("micro", problem.config, problem.size_constants)[0]
@@ -148,16 +172,7 @@ def _offline(state: RepairState, mutations: bool) -> OfflinePatcher:
             _LOCALISED[key] = found.lines
         return _LOCALISED[key]
 
-    return OfflinePatcher(
-        evaluate,
-        workers=evaluator.pool.size,
-        mutations=mutations,
-        namespace=namespace,
-        localise=localiser if mutations and config.localise else None,
-        # One proposal never runs far past the run's wall budget: its full-tier checks may take as long
-        # again as its screening, so the screening gets half of what is left.
-        time_budget_s=max(5.0, min(PROPOSAL_BUDGET_S, (config.wall_budget_s - state.get("wall_s", 0.0)) / 2)),
-    )
+    return localiser
 
 
 _LOCALISED: dict[tuple[str, str], list[int]] = {}

@@ -7,6 +7,7 @@ from kernel_medic.tools.repair.llm import render_prompt
 from kernel_medic.tools.repair.llm_prompt import (
     anchor_lines,
     estimate_tokens,
+    evidence_anchors,
     hypothesis_lines,
     pattern_fixes,
     pattern_lines,
@@ -259,3 +260,27 @@ def test_a_line_whose_pattern_fix_was_already_tried_is_not_pointed_at_again() ->
     assert len(anchor_lines(wrapper, seed)) == 1
     inserted = wrapper.replace("    out =", "    x = x.contiguous()\n    out =")
     assert anchor_lines(wrapper, seed, tried={source_hash(inserted)}) == []
+
+
+def test_without_an_anchored_line_the_evidence_names_whole_statements_and_what_fails() -> None:
+    source = BROKEN.replace(
+        "    tl.store(out_ptr + offs, x * 3.0, mask=mask)",
+        "    tl.store(\n        out_ptr + offs,\n        x * 3.0,\n        mask=mask,\n    )",
+    )
+    report = {"cases": [{"name": "seed0", "verdict": "mismatch", "pattern": "everywhere"}]}
+    hyps = [
+        {"bug_class": "operator_misread", "evidence": ["constant_ratio"], "location": "candidate.py:15"},
+        {"bug_class": "k_loop", "evidence": [], "location": "candidate.py:9"},  # no evidence: not asked
+    ]
+    fixes = {"operator_misread": "Use the reference's constant."}
+    found = evidence_anchors(source, hyps, report, ranked_lines=[12, 14], fixes=fixes)
+    # The evidence-backed hypothesis' line first (a line inside a call asks about the whole call), then the
+    # localiser's ranking where it names another statement.
+    assert [(a.first, a.last) for a in found] == [(13, 17), (12, 12)]
+    store, load = found
+    assert "the diagnosis suspects operator misread here" in store.note
+    assert "fails on seed0: mismatch" in store.note
+    assert "usual fix: Use the reference's constant." in store.note
+    assert "tl.load(x_ptr + offs, mask=mask)" in load.note and "most suspect" in load.note
+    assert [a.first for a in evidence_anchors(source, hyps, report, [], fixes)] == [13]
+    assert len(evidence_anchors(source, hyps, report, [9, 10, 11, 12, 13], fixes, limit=3)) == 3

@@ -239,3 +239,35 @@ def test_after_an_unchanged_answer_the_anchored_lines_are_asked_about_alone() ->
     assert len(question) == 2 and OLD.strip() in asked and "line 13" in asked
     assert BROKEN not in asked  # the few lines, not the file
     assert server.requests[1]["temperature"] == 0.0  # a new question, asked like the first
+
+
+def test_without_an_anchored_line_the_region_question_is_about_where_the_evidence_points() -> None:
+    # No knowledge-base pattern looks like any line, but the diagnosis places its evidence-backed hypothesis
+    # on line 13: after an unchanged answer the model is asked about that statement alone.
+    hyps = [{"bug_class": "operator_misread", "evidence": ["constant_ratio"], "location": "candidate.py:13"}]
+    script = [
+        {"content": f"```python\n{BROKEN}```", "usage": (50, 50)},
+        {"content": f"```python\n{NEW.strip()}\n```", "usage": (5, 5)},
+    ]
+    with ScriptedOpenAIServer(script) as server:
+        outcome = patcher(server).propose(request(hypotheses=hyps))
+    assert outcome.proposal is not None and outcome.proposal.source == FIXED
+    assert outcome.answers[1]["region"] == [13, 13]
+    asked = server.requests[1]["messages"][1]["content"]
+    assert OLD.strip() in asked and "the diagnosis suspects operator misread here" in asked
+    assert BROKEN not in asked
+
+
+def test_a_region_an_earlier_llm_edit_rewrote_in_vain_is_asked_about_last() -> None:
+    hyps = [{"bug_class": "operator_misread", "evidence": ["constant_ratio"], "location": "candidate.py:13"}]
+    case = {"name": "seed0", "verdict": "mismatch", "pattern": "everywhere"}
+    report = {"verdict": "mismatch", "cases": [case]}
+    diff = f"--- a\n+++ b\n@@ -13 +13 @@\n-{OLD}\n+{OLD}  #\n"
+    failed = [{"strategy": "llm", "verdict": "mismatch", "diff": diff}]
+    script = [{"content": f"```python\n{BROKEN}```", "usage": (5, 5)}, {"content": "```python\nx\n```"}]
+    with ScriptedOpenAIServer(script) as server:
+        outcome = patcher(server, no_edit=2).propose(
+            request(hypotheses=hyps, report=report, failed_attempts=failed)
+        )
+    # Line 13 was rewritten by a failed LLM edit: the question goes to the localiser's top statement.
+    assert outcome.answers[1]["region"] != [13, 13] and outcome.answers[1]["region"][0] in range(9, 14)

@@ -19,12 +19,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernel_medic.tools.diagnosis.localise import rank_statements
 from kernel_medic.tools.repair.answers import Answer, describe_edit, read_answer, read_region
 from kernel_medic.tools.repair.llm import LLMError, LLMReply
 from kernel_medic.tools.repair.llm_prompt import (
     Anchor,
     anchors,
     estimate_tokens,
+    evidence_anchors,
     patch_messages,
     pattern_fixes,
     region_messages,
@@ -79,6 +81,7 @@ class LLMPatcher:
         evaluate: EvaluateFn | None = None,
         workers: int = 1,
         namespace: str = "",
+        localise: Callable[[str, dict[str, Any]], list[int]] | None = None,
     ) -> None:
         self.model = model
         self.options = options
@@ -87,6 +90,7 @@ class LLMPatcher:
         self.evaluate = evaluate
         self.workers = workers
         self.namespace = namespace
+        self.localise = localise  # (source, report) -> suspect statement lines, most suspect first
 
     def prompt_budget(self) -> int:
         if self.options.prompt_tokens:
@@ -209,6 +213,9 @@ class LLMPatcher:
             outcome.error = f"no applicable edit: {refusals[0] if refusals else 'empty answer'}"
             if outcome.no_edit >= self.budget.no_edit_left:
                 break
+            if not regions and outcome.no_edit == 1:
+                # No known bug anchors a line: ask about the statements the evidence points at instead.
+                regions = self._evidence_regions(request)
             if regions:
                 focus = regions[(outcome.no_edit - 1) % len(regions)]
                 messages = region_messages(request.problem_name, request.source, focus)
@@ -221,6 +228,36 @@ class LLMPatcher:
                 budget_tokens,
             )
         return outcome
+
+    def _evidence_regions(self, request: PatchRequest) -> list[Anchor]:
+        failing = [c for c in request.report.get("cases") or [] if c.get("verdict") not in (None, "pass")]
+        ranked: list[int] = []
+        try:
+            if failing:  # without a failing case the ranking is only source order: no evidence
+                ranked = (
+                    self.localise(request.source, request.report)
+                    if self.localise
+                    else rank_statements(request.source, request.report).lines
+                )
+        except Exception:  # localisation only points the question: without it, the hypotheses' lines
+            ranked = []
+        fixes = pattern_fixes(request.patterns, self.options.min_pattern_score)
+        found = evidence_anchors(request.source, request.hypotheses, request.report, ranked, fixes)
+        # A region an earlier LLM edit already rewrote without success goes last: asked again, the model
+        # tends to repeat that edit.
+        edited = {
+            " ".join(line[1:].split())
+            for a in request.failed_attempts
+            if a.get("strategy") == "llm"
+            for line in str(a.get("diff") or "").splitlines()
+            if line.startswith("-") and not line.startswith("---") and line[1:].strip()
+        }
+        lines = request.source.splitlines()
+
+        def rewritten(a: Anchor) -> bool:
+            return any(" ".join(x.split()) in edited for x in lines[a.first - 1 : a.last])
+
+        return [a for a in found if not rewritten(a)] + [a for a in found if rewritten(a)]
 
     def _direction(self, request: PatchRequest) -> str:
         """For a retry: the most likely bug and its usual fix in one sentence (a model that gave the code back

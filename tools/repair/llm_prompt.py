@@ -17,6 +17,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kernel_medic.tools.repair.edit_space import statement_spans
 from kernel_medic.tools.repair.llm import render_prompt
 from kernel_medic.tools.trace import source_hash
 
@@ -295,6 +296,51 @@ def anchors(
             found.append(Anchor(i + 1, last + 1, note))
             if len(found) >= limit:
                 return found
+    return found
+
+
+def evidence_anchors(
+    source: str,
+    hypotheses: Sequence[dict[str, Any]],
+    report: dict[str, Any],
+    ranked_lines: Sequence[int] = (),
+    fixes: dict[str, str] | None = None,
+    limit: int = 3,
+) -> list[Anchor]:
+    """Statements the evidence points at, for the region question when no known bug anchors a line: the
+    lines of evidence-backed hypotheses (a static feature of the bug class the report supports: rarely
+    wrong where there is one), then the localiser's most suspect statements (`ranked_lines`: report cues
+    and agreement with the reference). Each is its whole statement (a multi-line call is asked
+    about whole); the note says what fails and, where a pattern knows it, the usual fix of the top
+    hypothesis."""
+    lines = source.splitlines()
+    spans = statement_spans(source)
+    backed = [h for h in hypotheses if h.get("evidence")]
+    top = backed[0] if backed else None
+    fixes = fixes or {}
+    symptoms = [s for s in symptom_lines(report) if not s.startswith("passes on")][:2]
+    failing = f"What fails: {'; '.join(_clip(s, 200) for s in symptoms)}." if symptoms else ""
+    picks: list[tuple[int, str]] = []
+    for h in backed:
+        location = str(h.get("location") or "")
+        if re.fullmatch(r".+:\d+", location):
+            words = h["bug_class"].replace("_", " ")
+            picks.append((int(location.rsplit(":", 1)[1]), f"the diagnosis suspects {words} here"))
+    picks += [(line, "the localiser ranks this statement most suspect") for line in ranked_lines]
+    found: list[Anchor] = []
+    for line, why in picks:
+        first, last = next(((lo, hi) for lo, hi in spans if lo <= line <= hi), (line, line))
+        if not 1 <= first <= last <= len(lines) or any(a.first == first for a in found):
+            continue
+        code = " ".join(" ".join(lines[first - 1 : last]).split())
+        span = f"line {first}" if first == last else f"lines {first}-{last}"
+        note = f"{span} `{_clip(code, 160)}`: {why}. {failing}"
+        if top is not None and top["bug_class"] in fixes:
+            words = top["bug_class"].replace("_", " ")
+            note += f" If the bug is {words}, the usual fix: {_clip(fixes[top['bug_class']], 200)}"
+        found.append(Anchor(first, last, note.strip()))
+        if len(found) >= limit:
+            break
     return found
 
 
