@@ -17,6 +17,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kernel_medic.tools.diagnosis.hypotheses import located_lines
 from kernel_medic.tools.repair.edit_space import statement_spans
 from kernel_medic.tools.repair.llm import render_prompt
 from kernel_medic.tools.trace import source_hash
@@ -321,11 +322,9 @@ def evidence_anchors(
     symptoms = [s for s in symptom_lines(report) if not s.startswith("passes on")][:2]
     failing = f"What fails: {'; '.join(_clip(s, 200) for s in symptoms)}." if symptoms else ""
     picks: list[tuple[int, str]] = []
-    for h in backed:
-        location = str(h.get("location") or "")
-        if re.fullmatch(r".+:\d+", location):
-            words = h["bug_class"].replace("_", " ")
-            picks.append((int(location.rsplit(":", 1)[1]), f"the diagnosis suspects {words} here"))
+    for line in located_lines(list(hypotheses)):
+        h = next(h for h in backed if str(h.get("location") or "").endswith(f":{line}"))
+        picks.append((line, f"the diagnosis suspects {h['bug_class'].replace('_', ' ')} here"))
     picks += [(line, "the localiser ranks this statement most suspect") for line in ranked_lines]
     found: list[Anchor] = []
     for line, why in picks:

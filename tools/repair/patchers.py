@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kernel_medic.tools.diagnosis.hypotheses import located_lines
 from kernel_medic.tools.repair.edit_space import EDITS, generate, statement_spans
 from kernel_medic.tools.repair.llm import LLMReply
 from kernel_medic.tools.repair.mutations import MUTATIONS
@@ -232,7 +233,7 @@ class OfflinePatcher:
         """
         if self.localise is None or self.pair_screens <= 0:
             return None
-        ranked = self.localise(request.source, request.report)
+        ranked = self._ranked(request)
         if not ranked:
             return None
         all_spans = statement_spans(request.source)
@@ -282,6 +283,12 @@ class OfflinePatcher:
             return verified[0]
         return None
 
+    def _ranked(self, request: PatchRequest) -> list[int]:
+        """Suspect statement lines: where evidence-backed hypotheses are located, then the localiser's."""
+        first = located_lines(request.hypotheses)
+        localised = self.localise(request.source, request.report) if self.localise else []
+        return first + [line for line in localised if line not in first]
+
     def _untried(self, request: PatchRequest) -> list[Rewrite]:
         location = request.hypotheses[0] if request.hypotheses else {}
         lines = location.get("lines")
@@ -293,7 +300,7 @@ class OfflinePatcher:
             mutations=self.mutations,
             lines=[tuple(lines)] if lines else None,
             kernels=[kernel] if kernel else None,
-            ranked_lines=self.localise(request.source, request.report) if self.localise else None,
+            ranked_lines=self._ranked(request) if self.localise else None,
         )
         return [
             rw
