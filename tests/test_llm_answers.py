@@ -272,15 +272,13 @@ def test_without_an_anchored_line_the_evidence_names_whole_statements_and_what_f
         {"bug_class": "operator_misread", "evidence": ["constant_ratio"], "location": "candidate.py:15"},
         {"bug_class": "k_loop", "evidence": [], "location": "candidate.py:9"},  # no evidence: not asked
     ]
-    fixes = {"operator_misread": "Use the reference's constant."}
-    found = evidence_anchors(source, hyps, report, ranked_lines=[12, 14], fixes=fixes)
+    found = evidence_anchors(source, hyps, report, ranked_lines=[12, 14])
     # The evidence-backed hypothesis' line first (a line inside a call asks about the whole call), then the
     # localiser's ranking where it names another statement.
     assert [(a.first, a.last) for a in found] == [(13, 17), (12, 12)]
     store, load = found
     assert "the diagnosis suspects operator misread here" in store.note
     assert "fails on seed0: mismatch" in store.note
-    assert "usual fix: Use the reference's constant." in store.note
     assert "tl.load(x_ptr + offs, mask=mask)" in load.note and "most suspect" in load.note
-    assert [a.first for a in evidence_anchors(source, hyps, report, [], fixes)] == [13]
-    assert len(evidence_anchors(source, hyps, report, [9, 10, 11, 12, 13], fixes, limit=3)) == 3
+    assert [a.first for a in evidence_anchors(source, hyps, report, [])] == [13]
+    assert len(evidence_anchors(source, hyps, report, [9, 10, 11, 12, 13], limit=3)) == 3

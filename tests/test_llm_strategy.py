@@ -256,6 +256,7 @@ def test_without_an_anchored_line_the_region_question_is_about_where_the_evidenc
     asked = server.requests[1]["messages"][1]["content"]
     assert OLD.strip() in asked and "the diagnosis suspects operator misread here" in asked
     assert BROKEN not in asked
+    assert "class Model(nn.Module)" in asked  # what the kernel must compute, which the few lines cannot say
 
 
 def test_a_region_an_earlier_llm_edit_rewrote_in_vain_is_asked_about_last() -> None:

@@ -218,7 +218,9 @@ class LLMPatcher:
                 regions = self._evidence_regions(request)
             if regions:
                 focus = regions[(outcome.no_edit - 1) % len(regions)]
-                messages = region_messages(request.problem_name, request.source, focus)
+                messages = region_messages(
+                    request.problem_name, request.source, focus, request.reference_source
+                )
                 continue
             last = next((r for r in replies if isinstance(r, LLMReply)), None)
             messages = self._retry_messages(
@@ -241,8 +243,7 @@ class LLMPatcher:
                 )
         except Exception:  # localisation only points the question: without it, the hypotheses' lines
             ranked = []
-        fixes = pattern_fixes(request.patterns, self.options.min_pattern_score)
-        found = evidence_anchors(request.source, request.hypotheses, request.report, ranked, fixes)
+        found = evidence_anchors(request.source, request.hypotheses, request.report, ranked)
         # A region an earlier LLM edit already rewrote without success goes last: asked again, the model
         # tends to repeat that edit.
         edited = {

@@ -305,20 +305,17 @@ def evidence_anchors(
     hypotheses: Sequence[dict[str, Any]],
     report: dict[str, Any],
     ranked_lines: Sequence[int] = (),
-    fixes: dict[str, str] | None = None,
     limit: int = 3,
 ) -> list[Anchor]:
     """Statements the evidence points at, for the region question when no known bug anchors a line: the
     lines of evidence-backed hypotheses (a static feature of the bug class the report supports: rarely
     wrong where there is one), then the localiser's most suspect statements (`ranked_lines`: report cues
-    and agreement with the reference). Each is its whole statement (a multi-line call is asked
-    about whole); the note says what fails and, where a pattern knows it, the usual fix of the top
-    hypothesis."""
+    and agreement with the reference). Each is its whole statement (a multi-line call is asked about
+    whole); the note says why it is suspect and what fails. No pattern's fix: one retrieved for another
+    operator of the same bug class misleads a small model more than it helps."""
     lines = source.splitlines()
     spans = statement_spans(source)
     backed = [h for h in hypotheses if h.get("evidence")]
-    top = backed[0] if backed else None
-    fixes = fixes or {}
     symptoms = [s for s in symptom_lines(report) if not s.startswith("passes on")][:2]
     failing = f"What fails: {'; '.join(_clip(s, 200) for s in symptoms)}." if symptoms else ""
     picks: list[tuple[int, str]] = []
@@ -333,14 +330,23 @@ def evidence_anchors(
             continue
         code = " ".join(" ".join(lines[first - 1 : last]).split())
         span = f"line {first}" if first == last else f"lines {first}-{last}"
-        note = f"{span} `{_clip(code, 160)}`: {why}. {failing}"
-        if top is not None and top["bug_class"] in fixes:
-            words = top["bug_class"].replace("_", " ")
-            note += f" If the bug is {words}, the usual fix: {_clip(fixes[top['bug_class']], 200)}"
-        found.append(Anchor(first, last, note.strip()))
+        found.append(Anchor(first, last, f"{span} `{_clip(code, 160)}`: {why}. {failing}".strip()))
         if len(found) >= limit:
             break
     return found
+
+
+def reference_model(source: str, max_lines: int = 40) -> str:
+    """The reference's `Model` class, what the kernel must compute (at most `max_lines` lines), else the
+    trimmed reference: a model asked about a few kernel lines cannot know the intended operator otherwise."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return "\n".join(source.splitlines()[:max_lines])
+    node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)
+    text = ast.get_source_segment(source, node) if node is not None else None
+    lines = (text or trim_reference(source)).splitlines()
+    return "\n".join(lines[:max_lines] + (["    ..."] if len(lines) > max_lines else []))
 
 
 def _with_fix(lines: list[str], i: int, buggy: str, fixed: str, missing: str) -> str:
@@ -356,9 +362,12 @@ def _with_fix(lines: list[str], i: int, buggy: str, fixed: str, missing: str) ->
     return "\n".join(new) + "\n"
 
 
-def region_messages(problem_name: str, source: str, anchor: Anchor) -> list[dict[str, str]]:
-    """A short, self-contained question about one anchored region: for a small model that gave the file back
-    unchanged although the long prompt named the line. It reads a few lines well where it skims a file."""
+def region_messages(
+    problem_name: str, source: str, anchor: Anchor, reference_source: str = ""
+) -> list[dict[str, str]]:
+    """A short, self-contained question about one anchored region, with the reference's `Model` (what the
+    kernel must compute): for a small model that gave the file back unchanged although the long prompt
+    named the line. It reads a few lines well where it skims a file."""
     region = "\n".join(source.splitlines()[anchor.first - 1 : anchor.last])
     span = f"line {anchor.first}" if anchor.first == anchor.last else f"lines {anchor.first}-{anchor.last}"
     return [
@@ -366,7 +375,12 @@ def region_messages(problem_name: str, source: str, anchor: Anchor) -> list[dict
         {
             "role": "user",
             "content": render_prompt(
-                "region_user", problem_name=problem_name, span=span, region=region, note=anchor.note
+                "region_user",
+                problem_name=problem_name,
+                reference=reference_model(reference_source),
+                span=span,
+                region=region,
+                note=anchor.note,
             ),
         },
     ]
