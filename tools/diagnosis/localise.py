@@ -119,7 +119,6 @@ class _Stmt:
     reads: set[str]
     writes: set[str]
     kind: str  # load | store | index | mask | compute | launch | host | control
-    computes: bool = False  # a load or store that also does arithmetic on the values (`store(p, x * 3.0)`)
 
 
 def _names_read(node: ast.AST) -> set[str]:
@@ -143,23 +142,6 @@ def _kind(stmt: ast.stmt, writes: set[str]) -> str:
     ):
         return "index"
     return "compute"
-
-
-def _computes(stmt: ast.stmt) -> bool:
-    """Arithmetic on values inside a load or store statement: an operator or a math call applied to a load's
-    result, or to the value a store writes (address arithmetic is the index's, not this)."""
-    for call in ast.walk(stmt):
-        if not isinstance(call, ast.Call):
-            continue
-        name = tl_name(call)
-        value = call.args[1] if name == "store" and len(call.args) > 1 else None
-        if name == "store" and value is None:
-            value = next((k.value for k in call.keywords if k.arg == "value"), None)
-        if value is not None and isinstance(value, ast.BinOp | ast.UnaryOp | ast.Call | ast.IfExp):
-            return not (isinstance(value, ast.Call) and tl_name(value) in ("load", None))
-    if isinstance(stmt, ast.Assign | ast.AugAssign) and isinstance(stmt.value, ast.BinOp | ast.UnaryOp):
-        return any(isinstance(c, ast.Call) and tl_name(c) == "load" for c in ast.walk(stmt.value))
-    return False
 
 
 def _statements(fn: ast.FunctionDef, host: bool) -> list[_Stmt]:
@@ -186,8 +168,7 @@ def _statements(fn: ast.FunctionDef, host: bool) -> list[_Stmt]:
             kind = "launch" if launch and not isinstance(node, ast.For | ast.If | ast.While) else "host"
         else:
             kind = _kind(node, writes)
-        computes = not host and kind in ("load", "store") and _computes(node)
-        out.append(_Stmt(node.lineno, reads, writes, kind, computes))
+        out.append(_Stmt(node.lineno, reads, writes, kind))
     return sorted(out, key=lambda s: s.line)
 
 
@@ -281,7 +262,7 @@ def rank_statements(
 
     cues = _report_cues(report or {})
     for stmt in [*kernel_stmts, *host_stmts]:
-        bump(stmt.line, max(cues.get(stmt.kind, 0.0), cues["compute"] if stmt.computes else 0.0))
+        bump(stmt.line, cues.get(stmt.kind, 0.0))
     first_loss = None
     notes: list[str] = []
     by_line = {s.line: s for s in kernel_stmts}
