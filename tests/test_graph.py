@@ -172,7 +172,7 @@ def test_malformed_edit_is_fed_back_never_applied(tmp_path: Path) -> None:
     if retry_messages[0]["content"] == render_prompt("region_system"):
         # The evidence (or a pattern an earlier run distilled) points at a statement: the retry asks about it
         # alone, and the SEARCH/REPLACE answer is still read as one.
-        assert len(retry_messages) == 2 and "Write these lines again" in retry_messages[1]["content"]
+        assert len(retry_messages) == 2 and "Write them again with the bug" in retry_messages[1]["content"]
     else:
         assert retry_messages[-2]["content"] == "I would change the constant."
         assert "could not be applied" in retry_messages[-1]["content"]
