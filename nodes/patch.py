@@ -60,7 +60,7 @@ def patch(state: RepairState) -> dict[str, Any]:
             evaluate=offline.evaluate,
             workers=offline.workers,
             namespace=offline.namespace,
-            localise=_localiser(state) if config.localise else None,
+            localise=_localiser(state) if config.localise else lambda s, r: rank_statements(s, r).lines,
         )
 
     request = PatchRequest(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kernel_medic.graph.api import repair
 from kernel_medic.graph.config import RepairConfig
+from kernel_medic.tools.diagnosis.localise import rank_statements
 from kernel_medic.tools.repair.llm import LLMClient, LLMSettings
 from kernel_medic.tools.repair.llm_patch import LLMBudget, LLMOptions, LLMPatcher
 from kernel_medic.tools.repair.patchers import PatchRequest
@@ -40,7 +41,13 @@ def request(**kw: object) -> PatchRequest:
     return request_for(fields.pop("source", BROKEN), **fields)
 
 
-def patcher(server: ScriptedOpenAIServer, calls: int = 20, no_edit: int = 3, **options: object) -> LLMPatcher:
+def patcher(
+    server: ScriptedOpenAIServer,
+    calls: int = 20,
+    no_edit: int = 3,
+    localise: object = None,
+    **options: object,
+) -> LLMPatcher:
     client = LLMClient(
         LLMSettings(
             model="scripted",
@@ -50,7 +57,8 @@ def patcher(server: ScriptedOpenAIServer, calls: int = 20, no_edit: int = 3, **o
             max_retries=1,
         )
     )  # type: ignore[arg-type]
-    return LLMPatcher(client, LLMOptions(**options), LLMBudget(calls, no_edit, 600.0))  # type: ignore[arg-type]
+    budget = LLMBudget(calls, no_edit, 600.0)
+    return LLMPatcher(client, LLMOptions(**options), budget, localise=localise)  # type: ignore[arg-type]
 
 
 def test_samples_are_all_counted_and_sampled_differently() -> None:
@@ -267,7 +275,9 @@ def test_a_region_an_earlier_llm_edit_rewrote_in_vain_is_asked_about_last() -> N
     failed = [{"strategy": "llm", "verdict": "mismatch", "diff": diff}]
     script = [{"content": f"```python\n{BROKEN}```", "usage": (5, 5)}, {"content": "```python\nx\n```"}]
     with ScriptedOpenAIServer(script) as server:
-        outcome = patcher(server, no_edit=2).propose(
+        # The localiser from the report alone (the run's own records values in the sandbox).
+        localise = lambda source, rep: rank_statements(source, rep).lines  # noqa: E731
+        outcome = patcher(server, no_edit=2, localise=localise).propose(
             request(hypotheses=hyps, report=report, failed_attempts=failed)
         )
     # Line 13 was rewritten by a failed LLM edit: the question goes to the localiser's top statement.

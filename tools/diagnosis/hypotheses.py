@@ -192,20 +192,6 @@ def _crash_hypotheses(
     return [first, *others]
 
 
-def located_lines(hypotheses_: list[dict[str, Any]]) -> list[int]:
-    """The lines evidence-backed hypotheses are located at, most likely first, without repeats. Where a
-    static feature of a class the evidence supports names a line, it is the bug's line more often than the
-    localiser's top statement (benchmarks/localisation.py)."""
-    out: list[int] = []
-    for h in hypotheses_:
-        location = str(h.get("location") or "")
-        if h.get("evidence") and re.fullmatch(r".+:\d+", location):
-            line = int(location.rsplit(":", 1)[1])
-            if line not in out:
-                out.append(line)
-    return out
-
-
 def _location(features: list[Feature], filename: str) -> str | None:
     return f"{filename}:{features[0].line}" if features else None
 

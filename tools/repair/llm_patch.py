@@ -19,7 +19,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernel_medic.tools.diagnosis.localise import rank_statements
 from kernel_medic.tools.repair.answers import Answer, describe_edit, read_answer, read_region
 from kernel_medic.tools.repair.llm import LLMError, LLMReply
 from kernel_medic.tools.repair.llm_prompt import (
@@ -235,12 +234,8 @@ class LLMPatcher:
         failing = [c for c in request.report.get("cases") or [] if c.get("verdict") not in (None, "pass")]
         ranked: list[int] = []
         try:
-            if failing:  # without a failing case the ranking is only source order: no evidence
-                ranked = (
-                    self.localise(request.source, request.report)
-                    if self.localise
-                    else rank_statements(request.source, request.report).lines
-                )
+            if failing and self.localise:  # without a failing case the ranking is only source order
+                ranked = self.localise(request.source, request.report)
         except Exception:  # localisation only points the question: without it, the hypotheses' lines
             ranked = []
         found = evidence_anchors(request.source, request.hypotheses, request.report, ranked)

@@ -17,9 +17,9 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kernel_medic.tools.diagnosis.hypotheses import located_lines
 from kernel_medic.tools.repair.edit_space import statement_spans
 from kernel_medic.tools.repair.llm import render_prompt
+from kernel_medic.tools.repair.patchers import located_lines
 from kernel_medic.tools.trace import source_hash
 
 CHARS_PER_TOKEN = 3.2
