@@ -133,25 +133,6 @@ def test_ranked_statements_come_first() -> None:
     assert any(rw.rule.startswith("edit_") for rw in found)
 
 
-def test_a_located_hypothesis_puts_its_statement_before_the_localisers_top() -> None:
-    source = scale_candidate(("x * 2.0", "x * 3.0"))
-    lines = source.splitlines()
-    store = next(i for i, line in enumerate(lines, 1) if "tl.store" in line)
-    load = next(i for i, line in enumerate(lines, 1) if "tl.load" in line)
-    patcher = OfflinePatcher(localise=lambda _s, _r: [load])
-
-    def first_edit_line(request: object) -> int:
-        found = patcher._untried(request)  # type: ignore[arg-type]
-        return next(rw.line for rw in found if rw.rule in EDITS or rw.rule in MUTATIONS)
-
-    assert first_edit_line(request_for(source)) == load
-    located = [{"bug_class": "operator_misread", "evidence": ["ratio"], "location": f"candidate.py:{store}"}]
-    assert first_edit_line(request_for(source, hypotheses=located)) == store
-    # A hypothesis without evidence places nothing.
-    unbacked = [{**located[0], "evidence": []}]
-    assert first_edit_line(request_for(source, hypotheses=unbacked)) == load
-
-
 def test_micro_tier_shrinks_sizes_to_small_odd_distinct_values_that_keep_tails() -> None:
     constants = {"batch": 128, "dim": 16384, "kernel": 3, "channels": 64}
     micro = micro_shape_overrides(constants)

@@ -247,7 +247,7 @@ class OfflinePatcher:
         """
         if self.localise is None or self.pair_screens <= 0:
             return None
-        ranked = self._ranked(request)
+        ranked = self.localise(request.source, request.report)
         if not ranked:
             return None
         all_spans = statement_spans(request.source)
@@ -297,12 +297,6 @@ class OfflinePatcher:
             return verified[0]
         return None
 
-    def _ranked(self, request: PatchRequest) -> list[int]:
-        """Suspect statement lines: where evidence-backed hypotheses are located, then the localiser's."""
-        first = located_lines(request.hypotheses)
-        localised = self.localise(request.source, request.report) if self.localise else []
-        return first + [line for line in localised if line not in first]
-
     def _untried(self, request: PatchRequest) -> list[Rewrite]:
         location = request.hypotheses[0] if request.hypotheses else {}
         lines = location.get("lines")
@@ -314,7 +308,7 @@ class OfflinePatcher:
             mutations=self.mutations,
             lines=[tuple(lines)] if lines else None,
             kernels=[kernel] if kernel else None,
-            ranked_lines=self._ranked(request) if self.localise else None,
+            ranked_lines=self.localise(request.source, request.report) if self.localise else None,
         )
         return [
             rw
