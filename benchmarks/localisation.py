@@ -75,8 +75,7 @@ def locate(case: Path, evaluator: Evaluator) -> dict[str, Any]:
     report = evaluator.evaluate(problem, tier="full").to_dict()
     found: dict[str, list[int]] = {}
     ranked = hypotheses(report, source)
-    backed = [h for h in ranked if h.get("evidence") and h.get("location")]
-    found["hypothesis"] = [int(h["location"].rsplit(":", 1)[1]) for h in backed]
+    found["hypothesis"] = [a.first for a in evidence_anchors(source, ranked, report)]
     found["report"] = rank_statements(source, report).lines
     micro = cases_for_tier("micro", problem.config, problem.size_constants)[0]
     found["recorded"] = localise(problem, evaluator.pool, source, report, "cpu", micro).lines

@@ -25,6 +25,9 @@ FIXED = scale_candidate()
 OLD = "    tl.store(out_ptr + offs, x * 3.0, mask=mask)"
 NEW = "    tl.store(out_ptr + offs, x * 2.0, mask=mask)"
 PROSE = "I would change the constant."
+AT_LINE_13 = [  # an evidence-backed hypothesis located on the store line
+    {"bug_class": "operator_misread", "evidence": ["constant_ratio"], "location": "candidate.py:13"}
+]
 
 
 def sr(search: str, replace: str) -> str:
@@ -252,13 +255,12 @@ def test_after_an_unchanged_answer_the_anchored_lines_are_asked_about_alone() ->
 def test_without_an_anchored_line_the_region_question_is_about_where_the_evidence_points() -> None:
     # No knowledge-base pattern looks like any line, but the diagnosis places its evidence-backed hypothesis
     # on line 13: after an unchanged answer the model is asked about that statement alone.
-    hyps = [{"bug_class": "operator_misread", "evidence": ["constant_ratio"], "location": "candidate.py:13"}]
     script = [
         {"content": f"```python\n{BROKEN}```", "usage": (50, 50)},
         {"content": f"```python\n{NEW.strip()}\n```", "usage": (5, 5)},
     ]
     with ScriptedOpenAIServer(script) as server:
-        outcome = patcher(server).propose(request(hypotheses=hyps))
+        outcome = patcher(server).propose(request(hypotheses=AT_LINE_13))
     assert outcome.proposal is not None and outcome.proposal.source == FIXED
     assert outcome.answers[1]["region"] == [13, 13]
     asked = server.requests[1]["messages"][1]["content"]
@@ -268,7 +270,6 @@ def test_without_an_anchored_line_the_region_question_is_about_where_the_evidenc
 
 
 def test_a_region_an_earlier_llm_edit_rewrote_in_vain_is_asked_about_last() -> None:
-    hyps = [{"bug_class": "operator_misread", "evidence": ["constant_ratio"], "location": "candidate.py:13"}]
     case = {"name": "seed0", "verdict": "mismatch", "pattern": "everywhere"}
     report = {"verdict": "mismatch", "cases": [case]}
     diff = f"--- a\n+++ b\n@@ -13 +13 @@\n-{OLD}\n+{OLD}  #\n"
@@ -278,7 +279,7 @@ def test_a_region_an_earlier_llm_edit_rewrote_in_vain_is_asked_about_last() -> N
         # The localiser from the report alone (the run's own records values in the sandbox).
         localise = lambda source, rep: rank_statements(source, rep).lines  # noqa: E731
         outcome = patcher(server, no_edit=2, localise=localise).propose(
-            request(hypotheses=hyps, report=report, failed_attempts=failed)
+            request(hypotheses=AT_LINE_13, report=report, failed_attempts=failed)
         )
     # Line 13 was rewritten by a failed LLM edit: the question goes to the localiser's top statement.
     assert outcome.answers[1]["region"] != [13, 13] and outcome.answers[1]["region"][0] in range(9, 14)

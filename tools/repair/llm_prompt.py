@@ -19,7 +19,6 @@ from typing import Any
 
 from kernel_medic.tools.repair.edit_space import statement_spans
 from kernel_medic.tools.repair.llm import render_prompt
-from kernel_medic.tools.repair.patchers import located_lines
 from kernel_medic.tools.trace import source_hash
 
 CHARS_PER_TOKEN = 3.2
@@ -315,13 +314,14 @@ def evidence_anchors(
     operator of the same bug class misleads a small model more than it helps."""
     lines = source.splitlines()
     spans = statement_spans(source)
-    backed = [h for h in hypotheses if h.get("evidence")]
     symptoms = [s for s in symptom_lines(report) if not s.startswith("passes on")][:2]
     failing = f"What fails: {'; '.join(_clip(s, 200) for s in symptoms)}." if symptoms else ""
     picks: list[tuple[int, str]] = []
-    for line in located_lines(list(hypotheses)):
-        h = next(h for h in backed if str(h.get("location") or "").endswith(f":{line}"))
-        picks.append((line, f"the diagnosis suspects {h['bug_class'].replace('_', ' ')} here"))
+    for h in hypotheses:
+        location = str(h.get("location") or "")
+        if h.get("evidence") and re.fullmatch(r".+:\d+", location):
+            why = f"the diagnosis suspects {h['bug_class'].replace('_', ' ')} here"
+            picks.append((int(location.rsplit(":", 1)[1]), why))
     picks += [(line, "the localiser ranks this statement most suspect") for line in ranked_lines]
     found: list[Anchor] = []
     for line, why in picks:

@@ -7,7 +7,6 @@ the integrity gate do). Proposals that reproduce a source already tried are neve
 from __future__ import annotations
 
 import itertools
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -70,20 +69,6 @@ class PatchRequest:
     seen_hashes: set[str]
     patch_counts: dict[str, int]  # patches already tried per hypothesis
     patch_cap: int
-
-
-def located_lines(hypotheses_: list[dict[str, Any]]) -> list[int]:
-    """The lines evidence-backed hypotheses are located at, most likely first, without repeats. Where a
-    static feature of a class the evidence supports names a line, it is the bug's line more often than the
-    localiser's top statement (benchmarks/localisation.py)."""
-    out: list[int] = []
-    for h in hypotheses_:
-        location = str(h.get("location") or "")
-        if h.get("evidence") and re.fullmatch(r".+:\d+", location):
-            line = int(location.rsplit(":", 1)[1])
-            if line not in out:
-                out.append(line)
-    return out
 
 
 @dataclass
