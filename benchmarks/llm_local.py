@@ -310,6 +310,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--out", type=Path, default=Path("out/llm_local"))
     ap.add_argument("--no-edit-limit", type=int, default=2, help="LLM rounds without an edit before a stop")
+    ap.add_argument(
+        "--region-first",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="ask about the suspect lines before the whole file (llm_region_first; suits a small model)",
+    )
     ap.add_argument("--report-only", action="store_true", help="summarise what --out holds; run nothing")
     ap.add_argument("--kmedic", default=str(Path(sys.executable).parent / "kmedic"))
     args = ap.parse_args(argv)
@@ -334,6 +340,7 @@ def main(argv: list[str] | None = None) -> int:
             "KMEDIC_LLM_TIMEOUT_S": "900",
             "KMEDIC_WALL_BUDGET_S": str(args.wall_budget_s),
             "KMEDIC_LLM_NO_EDIT_LIMIT": str(args.no_edit_limit),
+            "KMEDIC_LLM_REGION_FIRST": "1" if args.region_first else "0",
         }
         strategies = [s for s in args.strategies.split(",") if s]
         rows: list[dict[str, object]] = []

@@ -65,6 +65,8 @@ class RepairConfig:
     """Stop after this many LLM rounds in a row whose answers held no applicable edit (stop: llm_no_edit)."""
     llm_pattern_min_score: float = 0.25
     """Knowledge-base patterns below this retrieval score are left out of the LLM prompt."""
+    llm_region_first: bool = False
+    """Ask first about the few lines the evidence suspects, not the whole file (suits small models)."""
 
     @classmethod
     def from_env(cls, **overrides: Any) -> RepairConfig:

@@ -49,12 +49,14 @@ def patch(state: RepairState) -> dict[str, Any]:
                 reply_tokens=config.llm_max_output_tokens,
                 max_fraction=config.regeneration_fraction,
                 min_pattern_score=config.llm_pattern_min_score,
+                region_first=config.llm_region_first,
             ),
             # Caps are never overshot: the patcher asks at most what is left of each budget.
             LLMBudget(
                 calls_left=config.max_llm_calls - state.get("llm_calls", 0),
                 no_edit_left=config.llm_no_edit_limit - state.get("llm_no_edit", 0),
                 wall_left_s=config.wall_budget_s - state.get("wall_s", 0.0),
+                no_edit_used=state.get("llm_no_edit", 0),
             ),
             lambda kind, data: append_event(trace_path, kind, **data),
             evaluate=offline.evaluate,

@@ -49,6 +49,7 @@ def patcher(
     calls: int = 20,
     no_edit: int = 3,
     localise: object = None,
+    used: int = 0,
     **options: object,
 ) -> LLMPatcher:
     client = LLMClient(
@@ -60,7 +61,7 @@ def patcher(
             max_retries=1,
         )
     )  # type: ignore[arg-type]
-    budget = LLMBudget(calls, no_edit, 600.0)
+    budget = LLMBudget(calls, no_edit, 600.0, no_edit_used=used)
     return LLMPatcher(client, LLMOptions(**options), budget, localise=localise)  # type: ignore[arg-type]
 
 
@@ -283,3 +284,30 @@ def test_a_region_an_earlier_llm_edit_rewrote_in_vain_is_asked_about_last() -> N
         )
     # Line 13 was rewritten by a failed LLM edit: the question goes to the localiser's top statement.
     assert outcome.answers[1]["region"] != [13, 13] and outcome.answers[1]["region"][0] in range(9, 14)
+
+
+def test_with_region_first_the_first_question_is_about_the_suspect_lines() -> None:
+    # A small model skims a whole file and gives it back: with region_first it is never shown the file, and
+    # its one-line answer is the edit in one call.
+    script = [{"content": f"```python\n{NEW.strip()}\n```", "usage": (5, 5)}]
+    with ScriptedOpenAIServer(script) as server:
+        outcome = patcher(server, region_first=True).propose(request(hypotheses=AT_LINE_13))
+    assert outcome.proposal is not None and outcome.proposal.source == FIXED
+    assert outcome.llm_calls == 1 and outcome.answers[0]["region"] == [13, 13]
+    assert BROKEN not in server.requests[0]["messages"][1]["content"]
+    assert server.requests[0]["temperature"] == 0.0
+
+
+def test_region_questions_go_on_from_the_regions_earlier_rounds_already_asked_about() -> None:
+    # The run already spent a round without an edit on the hypothesis' line: the next patch step asks about
+    # the localiser's statement first, not the same line again at the same temperature.
+    report = {"verdict": "mismatch", "cases": [{"name": "seed0", "verdict": "mismatch"}]}
+    script = [{"content": f"```python\n{OLD.strip()}\n```", "usage": (5, 5)}]
+    with ScriptedOpenAIServer(script) as server:
+        localise = lambda source, rep: [11, 13]  # noqa: E731
+        fresh = patcher(server, no_edit=1, localise=localise, region_first=True)
+        first = fresh.propose(request(hypotheses=AT_LINE_13, report=report))
+        later = patcher(server, no_edit=1, localise=localise, region_first=True, used=1)
+        second = later.propose(request(hypotheses=AT_LINE_13, report=report))
+    assert first.answers[0]["region"] == [13, 13] and first.no_edit == 1
+    assert second.answers[0]["region"] == [11, 11]

@@ -5,8 +5,9 @@ every retry hotter, so a retry never asks the same question the same way). Every
 `answers.read_answer`; the applicable, new edits are screened on the light tier when there are several and the
 most promising is proposed (the verify node judges it on the full tier). A round in which no answer yields an
 applicable edit is a no-progress step: its reasons are fed back in words the model can act on (or, where
-candidate lines look like a retrieved pattern's bug, the next round asks about those few lines alone and reads
-the reply as their rewrite), and after `no_edit_left` such rounds the patcher stops. Calls never exceed
+candidate lines look like a retrieved pattern's bug or the evidence points at them, the next round asks about
+those few lines alone and reads the reply as their rewrite; with `region_first` the first round already does),
+and after `no_edit_left` such rounds the patcher stops. Calls never exceed
 `calls_left`; each answer, its tokens (an estimate for timed-out requests, flagged) and its wall time are
 recorded for the run's result.
 """
@@ -51,6 +52,7 @@ class LLMOptions:
     reply_tokens: int = 1536
     max_fraction: float = 0.6  # a fenced rewrite touching more of the source is refused as regeneration
     min_pattern_score: float = 0.25
+    region_first: bool = False  # the first question is about the most suspect lines, not the whole file
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class LLMBudget:
     calls_left: int
     no_edit_left: int  # rounds without an applicable edit still allowed before the run stops
     wall_left_s: float
+    no_edit_used: int = 0  # such rounds already spent in a row: region questions go on from there
 
 
 @dataclass
@@ -120,6 +123,18 @@ class LLMPatcher:
         # about one of them alone (a small model that skims the whole file reads a few lines well).
         regions = anchors(request.source, request.patterns, tried=request.seen_hashes)
         focus: Anchor | None = None
+        # The region asked about after n rounds without an edit is regions[n + shift]: the first round asks
+        # about the whole file unless regions go first, and the regions this run already asked about in a
+        # row (in earlier patch steps) are not asked first again.
+        shift = self.budget.no_edit_used - 1
+        if self.options.region_first:
+            regions = regions or self._evidence_regions(request)
+            if regions:
+                shift += 1
+                focus = regions[shift % len(regions)]
+                messages = region_messages(
+                    request.problem_name, request.source, focus, request.reference_source
+                )
         start = time.monotonic()
         calls_left = self.budget.calls_left
         for round_no in range(self.options.rounds):
@@ -131,7 +146,7 @@ class LLMPatcher:
                 break
             k = min(self.options.samples, calls_left)
             # A region's first asking is a new question: at the base temperature, like the first round.
-            first_ask = focus is not None and outcome.no_edit <= len(regions)
+            first_ask = focus is not None and outcome.no_edit + shift < len(regions)
             temps = [self._temperature(0 if first_ask else round_no, i) for i in range(k)]
             replies = self._ask(messages, temps)
             calls_left -= len(replies)
@@ -216,7 +231,7 @@ class LLMPatcher:
                 # No known bug anchors a line: ask about the statements the evidence points at instead.
                 regions = self._evidence_regions(request)
             if regions:
-                focus = regions[(outcome.no_edit - 1) % len(regions)]
+                focus = regions[(outcome.no_edit + shift) % len(regions)]
                 messages = region_messages(
                     request.problem_name, request.source, focus, request.reference_source
                 )
