@@ -302,7 +302,7 @@ def test_region_questions_go_on_from_the_regions_earlier_rounds_already_asked_ab
     # The run already spent a round without an edit on the hypothesis' line: the next patch step asks about
     # the localiser's statement first, not the same line again at the same temperature.
     report = {"verdict": "mismatch", "cases": [{"name": "seed0", "verdict": "mismatch"}]}
-    script = [{"content": f"```python\n{OLD.strip()}\n```", "usage": (5, 5)}]
+    script = [{"content": PROSE, "usage": (5, 5)}] * 2
     with ScriptedOpenAIServer(script) as server:
         localise = lambda source, rep: [11, 13]  # noqa: E731
         fresh = patcher(server, no_edit=1, localise=localise, region_first=True)
@@ -311,3 +311,9 @@ def test_region_questions_go_on_from_the_regions_earlier_rounds_already_asked_ab
         second = later.propose(request(hypotheses=AT_LINE_13, report=report))
     assert first.answers[0]["region"] == [13, 13] and first.no_edit == 1
     assert second.answers[0]["region"] == [11, 11]
+    assert [r["temperature"] for r in server.requests] == [0.0, 0.0]  # each a new question
+    with ScriptedOpenAIServer(script) as server:
+        # Both regions asked about: the next question repeats one, and is sampled hotter.
+        again = patcher(server, no_edit=1, localise=localise, region_first=True, used=2)
+        third = again.propose(request(hypotheses=AT_LINE_13, report=report))
+    assert third.answers[0]["region"] == [13, 13] and server.requests[0]["temperature"] > 0.0

@@ -147,7 +147,9 @@ class LLMPatcher:
             k = min(self.options.samples, calls_left)
             # A region's first asking is a new question: at the base temperature, like the first round.
             first_ask = focus is not None and outcome.no_edit + shift < len(regions)
-            temps = [self._temperature(0 if first_ask else round_no, i) for i in range(k)]
+            # A question this run already asked (in this patch step or an earlier one) is asked hotter.
+            asked = round_no + self.budget.no_edit_used
+            temps = [self._temperature(0 if first_ask else asked, i) for i in range(k)]
             replies = self._ask(messages, temps)
             calls_left -= len(replies)
             fresh: dict[str, tuple[Answer, dict[str, Any]]] = {}
