@@ -141,3 +141,46 @@ def test_an_unwritten_tail_ranks_the_launch_first(tmp_path: Path, evaluator) -> 
     report = evaluator.evaluate(problem, tier="full").to_dict()
     loc = localise(problem, evaluator.pool, source, report)
     assert loc.lines[0] == _line(source, "scale_kernel[("), loc.to_dict()
+
+
+SCALED_CANDIDATE = """\
+import math
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_rows(x_ptr, out_ptr, n_cols, scale, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    y = x * scale
+    tl.store(out_ptr + row * n_cols + cols, y, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        n_rows, n_cols = x.shape
+        block = triton.next_power_of_2(n_cols)
+        factor = 1.0 / math.sqrt(n_rows)
+        scale_rows[(n_rows,)](x, out, n_cols, factor, BLOCK=block)
+        return out
+"""
+
+
+def test_a_kernel_argument_the_lost_value_reads_leads_to_the_wrapper_line_computing_it() -> None:
+    # The kernel's arithmetic is right; the scale the wrapper hands it is not (rows for columns). Agreement
+    # is lost where the scale is applied, and the wrapper line computing it is suspect too, not only the
+    # kernel's own statements.
+    source = SCALED_CANDIDATE
+    load, lost, factor = (_line(source, t) for t in ("x = tl.load", "y = x * scale", "factor = "))
+    agreement = [Agreement(load, "x", 1.0, 32), Agreement(lost, "y", 0.0, 32)]
+    loc = rank_statements(source, {}, agreement)
+    assert loc.lines[0] == lost
+    assert factor in loc.lines[:3]
+    assert loc.lines.index(factor) < loc.lines.index(_line(source, "block = "))  # not every host line

@@ -185,6 +185,28 @@ def _host_functions(tree: ast.Module, kernels: list[ast.FunctionDef]) -> list[as
     return out
 
 
+def _handed_over(
+    tree: ast.Module, kernel: ast.FunctionDef, params: set[str], host_fns: list[ast.FunctionDef]
+) -> list[_Stmt]:
+    """Per launch of `kernel`: the launch line reading the names of the arguments it passes as `params`."""
+    names = [a.arg for a in kernel.args.args]
+    out = []
+    for fn in host_fns:
+        for call in ast.walk(fn):
+            if not (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Subscript)
+                and isinstance(call.func.value, ast.Name)
+                and call.func.value.id == kernel.name
+            ):
+                continue
+            handed = [a for name, a in zip(names, call.args, strict=False) if name in params]
+            handed += [k.value for k in call.keywords if k.arg in params]
+            if handed:
+                out.append(_Stmt(call.lineno, set().union(*map(_names_read, handed)), set(), "launch"))
+    return out
+
+
 def _slice(start: _Stmt, stmts: list[_Stmt], depth: int = 4) -> list[tuple[int, int]]:
     """(line, distance) of the statements `start` reads from: a breadth-first walk of the definitions."""
     out: list[tuple[int, int]] = []
@@ -278,6 +300,17 @@ def rank_statements(
         bump(first_loss, 10.0)
         for line, distance in _slice(by_line[first_loss], kernel_stmts):
             bump(line, {1: 6.0, 2: 4.0}.get(distance, 2.5))
+        # A kernel argument the lost value reads directly is the wrapper's computation: follow it through the
+        # launch (a scale, an eps, a length computed on the host).
+        lost = by_line[first_loss]
+        for kernel in kernels:
+            if not kernel.lineno <= first_loss <= (kernel.end_lineno or kernel.lineno):
+                continue
+            params = lost.reads - {w for s in kernel_stmts for w in s.writes}
+            for launch in _handed_over(tree, kernel, params, _host_functions(tree, kernels)):
+                bump(launch.line, 2.0)
+                for line, distance in _slice(launch, host_stmts):
+                    bump(line, {1: 5.0, 2: 3.0}.get(distance, 1.5))
         # The statements whose values still agree are less likely to hold the bug.
         for item in agreement or []:
             if item.agrees and item.line != first_loss:
