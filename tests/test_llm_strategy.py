@@ -15,6 +15,7 @@ from kernel_medic.tools.diagnosis.localise import rank_statements
 from kernel_medic.tools.repair.llm import LLMClient, LLMSettings
 from kernel_medic.tools.repair.llm_patch import LLMBudget, LLMOptions, LLMPatcher
 from kernel_medic.tools.repair.patchers import PatchRequest
+from kernel_medic.tools.trace import source_hash
 from openai_server import ScriptedOpenAIServer
 from problems import LIGHT_TOML, OPAQUE_SCALE_REFERENCE, scale_candidate, write_problem
 from test_search import request_for
@@ -317,3 +318,33 @@ def test_region_questions_go_on_from_the_regions_earlier_rounds_already_asked_ab
         again = patcher(server, no_edit=1, localise=localise, region_first=True, used=2)
         third = again.propose(request(hypotheses=AT_LINE_13, report=report))
     assert third.answers[0]["region"] == [13, 13] and server.requests[0]["temperature"] > 0.0
+
+
+def test_a_region_answer_repeating_a_tried_edit_moves_on_to_the_next_region() -> None:
+    # The fix the model writes for line 13 was tried already (and failed): that region is spent, so the
+    # next question is about the localiser's statement instead of the run ending on an oscillation.
+    report = {"verdict": "mismatch", "cases": [{"name": "seed0", "verdict": "mismatch"}]}
+    script = [{"content": f"```python\n{NEW.strip()}\n```", "usage": (5, 5)}, {"content": PROSE}]
+    with ScriptedOpenAIServer(script) as server:
+        localise = lambda source, rep: [11, 13]  # noqa: E731
+        outcome = patcher(server, no_edit=2, localise=localise, region_first=True).propose(
+            request(hypotheses=AT_LINE_13, report=report, seen_hashes={source_hash(FIXED)})
+        )
+    assert not outcome.oscillation
+    assert [a["region"] for a in outcome.answers] == [[13, 13], [11, 11]]
+    assert "already tried" in outcome.answers[0]["refusal"]
+
+
+def test_lines_a_failed_llm_edit_rewrote_are_asked_about_after_the_evidence_even_when_anchored() -> None:
+    # A pattern anchors the store line, but the model's rewrite of it already failed: asked first again,
+    # a small model writes the same edit, so the evidence's other statement goes first.
+    pats = [{"title": "wrong scale", "bug_class": "x", "fix": "f", "changes": [[OLD.strip(), NEW.strip()]]}]
+    report = {"verdict": "mismatch", "cases": [{"name": "seed0", "verdict": "mismatch"}]}
+    diff = f"--- a\n+++ b\n@@ -13 +13 @@\n-{OLD}\n+x\n"
+    failed = [{"strategy": "llm", "verdict": "mismatch", "diff": diff}]
+    with ScriptedOpenAIServer([{"content": PROSE}]) as server:
+        localise = lambda source, rep: [11, 13]  # noqa: E731
+        outcome = patcher(server, no_edit=1, localise=localise, region_first=True).propose(
+            request(patterns=pats, report=report, failed_attempts=failed)
+        )
+    assert outcome.answers[0]["region"] == [11, 11]

@@ -121,14 +121,14 @@ class LLMPatcher:
         outcome = LLMOutcome(None, trimmed=trimmed)
         # Lines that look like a known bug: after a round without an applicable edit, the next question is
         # about one of them alone (a small model that skims the whole file reads a few lines well).
-        regions = anchors(request.source, request.patterns, tried=request.seen_hashes)
+        anchored = anchors(request.source, request.patterns, tried=request.seen_hashes)
+        regions = self._regions(request, anchored, evidence=self.options.region_first)
         focus: Anchor | None = None
         # The region asked about after n rounds without an edit is regions[n + shift]: the first round asks
         # about the whole file unless regions go first, and the regions this run already asked about in a
         # row (in earlier patch steps) are not asked first again.
         shift = self.budget.no_edit_used - 1
         if self.options.region_first:
-            regions = regions or self._evidence_regions(request)
             if regions:
                 shift += 1
                 focus = regions[shift % len(regions)]
@@ -217,7 +217,10 @@ class LLMPatcher:
                 and all(isinstance(r, LLMError) for r in replies)
             ):
                 break  # the endpoint is failing: the guard ends the run on llm_error
-            if repeats and repeats == len(replies):
+            # A region's answer that repeats a tried edit says that region is spent: the next one is asked.
+            # Anywhere else (or with every region asked), a repeat is an oscillation.
+            last_region = focus is None or outcome.no_edit + shift + 1 >= len(regions)
+            if repeats and repeats == len(replies) and last_region:
                 outcome.oscillation = True
                 outcome.feedback = "That edit reproduces a version already tried."
                 break
@@ -231,7 +234,7 @@ class LLMPatcher:
                 break
             if not regions and outcome.no_edit == 1:
                 # No known bug anchors a line: ask about the statements the evidence points at instead.
-                regions = self._evidence_regions(request)
+                regions = self._regions(request, [], evidence=True)
             if regions:
                 focus = regions[(outcome.no_edit + shift) % len(regions)]
                 messages = region_messages(
@@ -247,15 +250,24 @@ class LLMPatcher:
             )
         return outcome
 
-    def _evidence_regions(self, request: PatchRequest) -> list[Anchor]:
-        failing = [c for c in request.report.get("cases") or [] if c.get("verdict") not in (None, "pass")]
-        ranked: list[int] = []
-        try:
-            if failing and self.localise:  # without a failing case the ranking is only source order
-                ranked = self.localise(request.source, request.report)
-        except Exception:  # localisation only points the question: without it, the hypotheses' lines
-            ranked = []
-        found = evidence_anchors(request.source, request.hypotheses, request.report, ranked)
+    def _regions(self, request: PatchRequest, anchored: list[Anchor], evidence: bool) -> list[Anchor]:
+        """The lines to ask about alone: those that look like a known bug, then (with `evidence`) the
+        statements the evidence points at."""
+        found = list(anchored)
+        if evidence:
+            failing = [c for c in request.report.get("cases") or [] if c.get("verdict") not in (None, "pass")]
+            ranked: list[int] = []
+            try:
+                if failing and self.localise:  # without a failing case the ranking is only source order
+                    ranked = self.localise(request.source, request.report)
+            except Exception:  # localisation only points the question: without it, the hypotheses' lines
+                ranked = []
+            spans = {(a.first, a.last) for a in found}
+            found += [
+                a
+                for a in evidence_anchors(request.source, request.hypotheses, request.report, ranked)
+                if (a.first, a.last) not in spans
+            ]
         # A region an earlier LLM edit already rewrote without success goes last: asked again, the model
         # tends to repeat that edit.
         edited = {
