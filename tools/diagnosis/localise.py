@@ -7,7 +7,9 @@ Two kinds of evidence, combined:
   quantities the reference computes too (its decomposed intermediates, inputs and outputs, up to any
   broadcast or reshape: values are matched, not positions). The first recorded statement, in execution
   order, whose values stop agreeing is where agreement is lost; it and the statements it reads from
-  (loads, offsets, masks, then the wrapper lines that hand the kernel its tensors) rank first.
+  (loads, offsets, masks, then the wrapper lines that hand the kernel its tensors) rank first, and a kernel
+  argument it reads directly is followed through the launch to the wrapper lines computing it (a scale, an
+  eps, a length).
 - **Where the output is wrong** (the evaluation report): unwritten or garbage regions, a wrong tail, failures
   only at other shapes point at grids, masks, bounds and stores; failures only on a strided input at the
   wrapper's layout; everywhere-wrong values at the arithmetic.
