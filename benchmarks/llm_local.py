@@ -21,12 +21,15 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
 import urllib.request
 import zipfile
 from pathlib import Path
+
+import tomllib
 
 N_PARTS = 22
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -88,6 +91,22 @@ def subset(corpus: Path, every: int, limit: int | None) -> list[str]:
     """The rule, stated up front: case folders in sorted name order, every `every`-th from the first."""
     names = sorted(p.name for p in corpus.iterdir() if (p / "candidate.py").is_file())
     return names[::every][:limit]
+
+
+def neutral_copy(corpus: Path, cases: list[str], dest: Path) -> dict[str, str]:
+    """Copies of `cases` under names that say nothing of the bug (`<category>_caseNN`), as a user's problem
+    names would not: the folder name reaches the prompt as the problem's name, and the corpus names its
+    cases after their bugs. Returns neutral name -> case. (`fixed.py` stays: the corpus format requires it,
+    and a repair never reads it.)"""
+    if dest.exists():
+        shutil.rmtree(dest)
+    names: dict[str, str] = {}
+    for i, case in enumerate(cases, 1):
+        category = tomllib.loads((corpus / case / "meta.toml").read_text())["category"]
+        name = f"{category}_case{i:02d}"
+        shutil.copytree(corpus / case, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+        names[name] = case
+    return names
 
 
 def serve(python: str, model: Path, port: int, ctx: int, threads: int, log: Path) -> subprocess.Popen:
@@ -316,6 +335,12 @@ def main(argv: list[str] | None = None) -> int:
         default=True,
         help="ask about the suspect lines before the whole file (llm_region_first; suits a small model)",
     )
+    ap.add_argument(
+        "--neutral-names",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run copies of the cases named <category>_caseNN (corpus names describe the bug)",
+    )
     ap.add_argument("--report-only", action="store_true", help="summarise what --out holds; run nothing")
     ap.add_argument("--kmedic", default=str(Path(sys.executable).parent / "kmedic"))
     args = ap.parse_args(argv)
@@ -375,6 +400,11 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(f"[llm_local] {example_rows[-1]}", file=sys.stderr, flush=True)
         cases = subset(args.corpus, args.every, args.limit)
+        corpus, originals = args.corpus, {c: c for c in cases}
+        if args.neutral_names:
+            corpus = args.out / "corpus"
+            originals = neutral_copy(args.corpus, cases, corpus)
+            cases = list(originals)
         for strategy in strategies:
             if strategy == "regenerate" and "offline" in strategies:
                 continue  # measured alongside offline: one bench run gives both rows
@@ -384,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
                 extra = ["--baseline", "regenerate", "--baseline-attempts", str(args.baseline_attempts)]
             out = args.out / base
             if not args.report_only:
-                run_bench(args.workers, args.kmedic, args.corpus, cases, base, out, env, extra)
+                run_bench(args.workers, args.kmedic, corpus, cases, base, out, env, extra)
             if strategy != "regenerate":
                 rows.append(bench_row(strategy, out, cases))
             if extra:
@@ -396,7 +426,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         (args.out / "summary.md").write_text(text + table)
         (args.out / "summary.json").write_text(
-            json.dumps({"example": example_rows, "cases": cases, "rows": rows}, indent=2)
+            json.dumps({"example": example_rows, "cases": originals, "rows": rows}, indent=2)
         )
         print(text + table)
     finally:
