@@ -187,9 +187,7 @@ def _host_functions(tree: ast.Module, kernels: list[ast.FunctionDef]) -> list[as
     return out
 
 
-def _handed_over(
-    tree: ast.Module, kernel: ast.FunctionDef, params: set[str], host_fns: list[ast.FunctionDef]
-) -> list[_Stmt]:
+def _handed_over(kernel: ast.FunctionDef, params: set[str], host_fns: list[ast.FunctionDef]) -> list[_Stmt]:
     """Per launch of `kernel`: the launch line reading the names of the arguments it passes as `params`."""
     names = [a.arg for a in kernel.args.args]
     out = []
@@ -278,7 +276,8 @@ def rank_statements(
         return Localisation([], notes=["unparsable source"])
     kernels = jit_kernels(tree)
     kernel_stmts = [s for fn in kernels for s in _statements(fn, host=False)]
-    host_stmts = [s for fn in _host_functions(tree, kernels) for s in _statements(fn, host=True)]
+    host_fns = _host_functions(tree, kernels)
+    host_stmts = [s for fn in host_fns for s in _statements(fn, host=True)]
     score: dict[int, float] = {}
 
     def bump(line: int, value: float) -> None:
@@ -309,7 +308,7 @@ def rank_statements(
             if not kernel.lineno <= first_loss <= (kernel.end_lineno or kernel.lineno):
                 continue
             params = lost.reads - {w for s in kernel_stmts for w in s.writes}
-            for launch in _handed_over(tree, kernel, params, _host_functions(tree, kernels)):
+            for launch in _handed_over(kernel, params, host_fns):
                 bump(launch.line, 2.0)
                 for line, distance in _slice(launch, host_stmts):
                     bump(line, {1: 5.0, 2: 3.0}.get(distance, 1.5))

@@ -128,13 +128,10 @@ class LLMPatcher:
         # about the whole file unless regions go first, and the regions this run already asked about in a
         # row (in earlier patch steps) are not asked first again.
         shift = self.budget.no_edit_used - 1
-        if self.options.region_first:
-            if regions:
-                shift += 1
-                focus = regions[shift % len(regions)]
-                messages = region_messages(
-                    request.problem_name, request.source, focus, request.reference_source
-                )
+        if self.options.region_first and regions:
+            shift += 1
+            focus = regions[shift % len(regions)]
+            messages = region_messages(request.problem_name, request.source, focus, request.reference_source)
         start = time.monotonic()
         calls_left = self.budget.calls_left
         for round_no in range(self.options.rounds):
