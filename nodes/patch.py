@@ -19,6 +19,7 @@ from kernel_medic.graph.runtime import (
 from kernel_medic.graph.state import RepairState
 from kernel_medic.tools.diagnosis.localise import localise, rank_statements
 from kernel_medic.tools.evaluation.cases import cases_for_tier
+from kernel_medic.tools.integrity.static_checks import introduces_constant_trip_count
 from kernel_medic.tools.repair.crash_patcher import CrashPatcher
 from kernel_medic.tools.repair.llm_patch import LLMBudget, LLMOptions, LLMOutcome, LLMPatcher
 from kernel_medic.tools.repair.patchers import (
@@ -137,6 +138,8 @@ def _offline(state: RepairState, mutations: bool) -> OfflinePatcher:
         # One proposal never runs far past the run's wall budget: its full-tier checks may take as long
         # again as its screening, so the screening gets half of what is left.
         time_budget_s=max(5.0, min(PROPOSAL_BUDGET_S, (config.wall_budget_s - state.get("wall_s", 0.0)) / 2)),
+        # The gate refuses a loop count fitted to the tested sizes; the search does not take that step either.
+        admissible=lambda new, base: not introduces_constant_trip_count(new, base),
     )
 
 

@@ -365,3 +365,17 @@ def test_a_cuda_style_blocks_threads_launch_becomes_one_axis_for_an_axis_0_kerne
     assert scale_candidate() in offered  # every program repeated 128 times: back to one axis
     both_axes = cuda.replace("tl.program_id(0)", "tl.program_id(0) + 0 * tl.program_id(1)")
     assert not any("grid = (" in rw.description for rw in candidates(both_axes, []) if rw.rule == "edit_grid")
+
+
+def test_rounding_edits_turn_floor_into_ceiling_division_and_back() -> None:
+    source = scale_candidate(("triton.cdiv(n, 256)", "n // 256"))
+    source = source.replace("pid * BLOCK", "tl.cdiv(pid, 1) * BLOCK")
+    found = {rw.description: rw.source for rw in generate(source) if rw.rule == "edit_rounding"}
+    # The host rounds with triton.cdiv, a kernel with tl.cdiv; each way round is offered.
+    assert any("n // 256 -> triton.cdiv(n, 256)" in d for d in found), found
+    assert any("tl.cdiv(pid, 1) -> pid // 1" in d for d in found), found
+    written = "def f(n, b):\n    return (n + b - 1) // b, math.ceil(n / b)\n"
+    idiom = {rw.description for rw in generate(written) if rw.rule == "edit_rounding"}
+    assert "f: (n + b - 1) // b -> n // b (line 2)" in idiom
+    assert "f: math.ceil -> math.floor (line 2)" in idiom
+    assert not any("triton.cdiv((n + b - 1)" in d for d in idiom)  # a ceiling is not rounded up again

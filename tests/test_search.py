@@ -9,6 +9,7 @@ from kernel_medic.graph.api import RepairResult, repair
 from kernel_medic.graph.config import RepairConfig
 from kernel_medic.tools.evaluation.cases import automatic_shape_overrides
 from kernel_medic.tools.evaluation.problem import load_problem
+from kernel_medic.tools.integrity.static_checks import introduces_constant_trip_count
 from kernel_medic.tools.repair.patchers import SCREEN_BATCH, SLIVER, OfflinePatcher, PatchRequest
 from kernel_medic.tools.repair.search import best_first, candidates, passing_cases
 from kernel_medic.tools.trace import source_hash
@@ -208,3 +209,53 @@ def test_an_edit_that_fixes_whole_variants_is_proposed_though_the_score_barely_m
     assert fixed["score"] - report["score"] < SLIVER * (1 - report["score"])
     assert passing_cases(report) < passing_cases(fixed)
     assert len(runs) <= 2 * SCREEN_BATCH  # proposed from the first batch, not after screening the edit space
+
+
+# A loop over chunks whose trip count rounds down: the last, partial chunk is never written.
+FLOOR_LOOP = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale(x, out, n, BLOCK: tl.constexpr):
+    for i in range(n // BLOCK):
+        offs = i * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        tl.store(out + offs, tl.load(x + offs, mask=mask) * 2, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        scale[(1,)](x, out, x.numel(), BLOCK=32)
+        return out
+"""
+
+TAIL_REFERENCE = POW2_REFERENCE.replace("torch.randn(8, 16)", "torch.randn(8, 15)")
+
+
+def test_the_search_never_builds_on_a_loop_count_the_gate_refuses() -> None:
+    # A step of the kind that went wrong on a real run: `range(K // B + 1)` (one mutation in), then a term
+    # dropped, `range(1)`, a count that happens to cover the tested sizes. The gate refuses it at the end.
+    base = FLOOR_LOOP.replace("range(n // BLOCK)", "range(n // BLOCK + 1)")
+    request = request_for(base)
+    open_search = OfflinePatcher()._untried(request)
+    assert any("range(1)" in rw.source for rw in open_search)
+    guarded = OfflinePatcher(admissible=lambda new, base: not introduces_constant_trip_count(new, base))
+    kept = guarded._untried(request)
+    assert len(kept) == len(open_search) - 1 and not any("range(1)" in rw.source for rw in kept)
+    # A count the original already fixed is the author's, not the patch's: it stays admissible.
+    fixed = FLOOR_LOOP.replace("range(n // BLOCK)", "range(4)")
+    assert not introduces_constant_trip_count(fixed.replace("* 2, mask", "* 3, mask"), fixed)
+
+
+def test_a_loop_that_rounds_its_trip_count_down_is_repaired_with_a_derived_count(tmp_path: Path) -> None:
+    folder = write_problem(tmp_path / "p", FLOOR_LOOP, reference=TAIL_REFERENCE)
+    result = run(folder, tmp_path)
+    assert result.status == "repaired", [(a["rule"], a["score"]) for a in result.attempts]
+    repaired = result.repaired_source or ""
+    assert "range(tl.cdiv(n, BLOCK))" in repaired or "range(n // BLOCK + 1)" in repaired, repaired

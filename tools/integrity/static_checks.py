@@ -126,6 +126,18 @@ def _patch_findings(source: str, original: str, threshold: float, filename: str)
     return out
 
 
+def introduces_constant_trip_count(source: str, base: str) -> bool:
+    """Whether `source` has a kernel loop with a fixed trip count that `base` does not: the gate refuses such
+    a patch however well it scores, so a search must not build on it either."""
+    try:
+        after = _constant_trip_counts(ast.parse(source))
+        if not after:
+            return False
+        return bool(after.keys() - _constant_trip_counts(ast.parse(base)).keys())
+    except SyntaxError:
+        return False
+
+
 def _constant_trip_counts(tree: ast.Module) -> dict[str, int]:
     """Each kernel loop whose `range` arguments are numbers only (`range(1 + 1)`), as code -> line. Compared
     by code with the original's: a repair that turns `range(K // BLOCK_K)` into one is what counts, not a

@@ -407,6 +407,72 @@ def edit_acc_dtype(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None)
         yield tree.edit(load, new, f"{fn.name.value}: widen a load to float32")
 
 
+# ---------------------------------------------------------------- rounding: floor against ceiling
+
+
+def _ceil_parts(node: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """(a, b) of a ceiling division written `cdiv(a, b)` or `(a + b - 1) // b`."""
+    if isinstance(node, cst.Call) and (_dotted(node.func) or "").rpartition(".")[2] == "cdiv":
+        if len(node.args) == 2 and all(a.keyword is None for a in node.args):
+            return node.args[0].value, node.args[1].value
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.FloorDivide):
+        top = node.left
+        if (
+            isinstance(top, cst.BinaryOperation)
+            and isinstance(top.operator, cst.Subtract)
+            and _literal_value(top.right) == 1
+            and isinstance(top.left, cst.BinaryOperation)
+            and isinstance(top.left.operator, cst.Add)
+            and _render(top.left.right) == _render(node.right)
+        ):
+            return top.left.left, node.right
+    return None
+
+
+def _atom(node: cst.BaseExpression) -> str:
+    """The expression's code, parenthesised unless it binds tighter than `//`."""
+    code = _render(node)
+    simple = isinstance(node, cst.Name | cst.Attribute | cst.Call | cst.Integer | cst.Subscript)
+    return code if simple or node.lpar else f"({code})"
+
+
+_ROUNDING_FUNCTIONS = {"floor": "ceil", "ceil": "floor"}
+_ROUNDED = m.BinaryOperation(operator=m.FloorDivide()) | m.Call()
+
+
+@rule("edit_rounding", title="floor against ceiling division", bug_class="edit:rounding", per="module",
+      guarded=True)  # fmt: skip
+def edit_rounding(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """`a // b` becomes a ceiling division and a ceiling division becomes `a // b`, in kernels and wrappers.
+
+    A count rounded the wrong way drops a tail (a K loop's trip count, a grid, a pooling window's end) or
+    adds a phantom one (an output length in floor mode); `floor`/`ceil` calls swap for the same reason.
+    """
+    kernels = set(_kernels(tree.module))
+    for fn in m.findall(tree.module, m.FunctionDef()):
+        assert isinstance(fn, cst.FunctionDef)
+        ceil = "tl.cdiv" if fn in kernels else "triton.cdiv"
+        where = fn.name.value
+        nested = {id(n) for inner in m.findall(fn.body, m.FunctionDef()) for n in m.findall(inner, _ROUNDED)}
+        for node in m.findall(fn.body, _ROUNDED):
+            if id(node) in nested:
+                continue  # a nested function's own pass renders it with its own spelling
+            assert isinstance(node, cst.BinaryOperation | cst.Call)
+            parts = _ceil_parts(node)
+            if parts is not None:
+                floor = _expr(f"{_atom(parts[0])} // {_atom(parts[1])}")
+                yield tree.edit(node, floor, f"{where}: {tree.code(node)} -> {_render(floor)}")
+            elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.FloorDivide):
+                new = _expr(f"{ceil}({_render(node.left)}, {_render(node.right)})")
+                yield tree.edit(node, new, f"{where}: {tree.code(node)} -> {_render(new)}")
+            elif isinstance(node, cst.Call):
+                prefix, _, short = (_dotted(node.func) or "").rpartition(".")
+                if short in _ROUNDING_FUNCTIONS and prefix in ("tl", "tl.math", "math", "torch", "libdevice"):
+                    new = node.with_changes(func=_expr(f"{prefix}.{_ROUNDING_FUNCTIONS[short]}"))
+                    swapped = f"{prefix}.{_ROUNDING_FUNCTIONS[short]}"
+                    yield tree.edit(node, new, f"{where}: {prefix}.{short} -> {swapped}")
+
+
 # ---------------------------------------------------------------- host side: grids and layouts
 
 
@@ -639,7 +705,8 @@ EDITS: dict[str, Rule] = {r.id: r for r in (*rules_of(__name__), *rules_of(spec_
 
 # Cheaper-to-believe edit types first within one statement (one line may carry many edits).
 _TYPE_ORDER = (
-    "edit_contiguous", "mut_add_mask", "mut_load_other", "mut_compare", "mut_bound_pm1", "edit_grid",
+    "edit_contiguous", "mut_add_mask", "mut_load_other", "mut_compare", "edit_rounding", "mut_bound_pm1",
+    "edit_grid",
     "edit_launch_tensor", "edit_flag",
     "edit_spec_divisor", "mut_program_id", "edit_reduction", "edit_acc_dtype", "edit_variable",
     "edit_index_term", "edit_row_offset", "mut_swap_args", "edit_function", "edit_operator", "mut_literal",

@@ -121,6 +121,7 @@ class OfflinePatcher:
         localise: Callable[[str, dict[str, Any]], list[int]] | None = None,
         pair_screens: int = PAIR_SCREENS,
         time_budget_s: float = PROPOSAL_BUDGET_S,
+        admissible: Callable[[str, str], bool] | None = None,
     ) -> None:
         self.evaluate = evaluate
         self.workers = workers
@@ -132,6 +133,9 @@ class OfflinePatcher:
         self.localise = localise  # (source, report) -> suspect statement lines, most suspect first
         self.pair_screens = pair_screens
         self.time_budget_s = time_budget_s
+        # (edited source, base) -> False for an edit the integrity gate would refuse however it scores: a step
+        # the final patch could never keep is not a step to build on.
+        self.admissible = admissible
 
     def propose(self, request: PatchRequest) -> PatchOutcome:
         untried = self._untried(request)
@@ -266,6 +270,8 @@ class OfflinePatcher:
                     here or (second.rule == first.rewrite.rule and second.line in ranked[:8])
                 ):
                     continue
+                if self.admissible is not None and not self.admissible(second.source, request.source):
+                    continue
                 seen.add(digest)
                 what = f"{first.rewrite.description}; then {second.description}"
                 pairs.append(Rewrite(second.rule, what, second.source, first.rewrite.line))
@@ -300,6 +306,7 @@ class OfflinePatcher:
             for rw in found
             if request.patch_counts.get(_hypothesis(rw), 0) < request.patch_cap
             and source_hash(rw.source) not in request.seen_hashes
+            and (self.admissible is None or self.admissible(rw.source, request.source))
         ]
 
 
