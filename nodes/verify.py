@@ -8,6 +8,7 @@ from kernel_medic.graph.runtime import config_of, evaluator_for, problem_for, tr
 from kernel_medic.graph.state import Attempt, RepairState
 from kernel_medic.tools.evaluation import crashes
 from kernel_medic.tools.evaluation.evaluate import EvalReport
+from kernel_medic.tools.evaluation.mismatch import SCORE_NOISE, closer
 from kernel_medic.tools.repair.edits import diff_stats, unified_diff
 from kernel_medic.tools.trace import append_event, digest, source_hash
 
@@ -26,12 +27,17 @@ def verify(state: RepairState) -> dict[str, Any]:
     # hangs or kills its worker on the light case can neither beat nor follow a crash (a timeout has no
     # stage), and would cost the full tier's time limit per case.
     hung = light.verdict in ("timeout", "crash")
-    if light.verdict == "pass" or (light.score >= best_light and not (hung and light.score == 0)):
+    # Within the noise of a few chance elements, a lower light score may still be nearer (mismatch.closer).
+    near = light.score >= best_light - SCORE_NOISE
+    if light.verdict == "pass" or (near and not (hung and light.score == 0)):
         report = _run(evaluator.evaluate(problem, tier="full"), state, "full")
     best_score = state.get("best_score", -1.0)
     # A crash scores 0 whatever its cause: at an equal score, a crash that got further is progress too.
     best_report = state.get("best_report") or {}
-    moved_on = report.score == best_score and crashes.progress(best_report, report.to_dict())
+    # At an equal score, numbers much nearer the reference are progress too (one of two bugs fixed).
+    moved_on = (report.score == best_score and crashes.progress(best_report, report.to_dict())) or (
+        report.score <= best_score and closer(best_report, report.to_dict())
+    )
     improved = report.tier == "full" and (report.score > best_score or moved_on)
     diff = unified_diff(state["best_source"], source, path=problem.candidate_path.name)
     attempt: Attempt = {

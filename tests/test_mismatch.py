@@ -537,3 +537,28 @@ def test_deterministic_and_fast_on_millions_of_elements() -> None:
     assert first.to_dict() == compare(cand, ref, F32).to_dict()
     assert first.pattern == "columns" and first.relationships == ["zero_region"]
     assert elapsed < 15.0  # vectorised; a per-element Python loop would take minutes
+
+
+def test_relative_distance_orders_wrong_outputs_of_equal_score() -> None:
+    from kernel_medic.tools.evaluation.mismatch import closer, compare, distance
+
+    torch.manual_seed(0)
+    ref = torch.randn(64, 64)
+    tol = Tolerance(1e-5, 1e-5)
+
+    def report(cand: torch.Tensor) -> dict:
+        c = compare(cand, ref, tol)
+        return {"verdict": c.verdict, "score": c.correct / c.numel, "cases": [{"rel_l2": c.rel_l2}]}
+
+    both_bugs = report(ref * 1.25 + 0.5)
+    one_left = report(ref + 0.5 / 1.25)
+    assert both_bugs["score"] == one_left["score"] == 0.0
+    assert distance(one_left) < distance(both_bugs)  # type: ignore[operator]
+    assert closer(both_bugs, one_left) and not closer(one_left, both_bugs)
+    # Zeros or numbers unrelated to the reference are never "closer", however wrong the base is.
+    garbage = report(torch.randn(64, 64) * 10)
+    assert not closer(garbage, report(torch.zeros(64, 64)))
+    assert not closer(garbage, report(torch.randn(64, 64)))
+    # A NaN where the reference is finite has no distance: it counts as far as can be.
+    assert compare(torch.full_like(ref, float("nan")), ref, tol).rel_l2 == -1.0
+    assert distance({"cases": [{"rel_l2": -1.0}, {"rel_l2": 0.5}]}) == (4.0 + 0.5) / 2

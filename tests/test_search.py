@@ -259,3 +259,22 @@ def test_a_loop_that_rounds_its_trip_count_down_is_repaired_with_a_derived_count
     assert result.status == "repaired", [(a["rule"], a["score"]) for a in result.attempts]
     repaired = result.repaired_source or ""
     assert "range(tl.cdiv(n, BLOCK))" in repaired or "range(n // BLOCK + 1)" in repaired, repaired
+
+
+# Two wrong constants on two statements: either fix alone leaves every element wrong (score 0 before and
+# after), but the numbers come nearer the reference; only the relative distance says which step is progress.
+TWO_STATEMENTS = scale_candidate(
+    ("x = tl.load(x_ptr + offs, mask=mask)", "x = tl.load(x_ptr + offs, mask=mask) * 1.25"),
+    ("x * 2.0, mask=mask", "x * 2.0 + 0.5, mask=mask"),
+)
+
+
+def test_two_bugs_that_each_ruin_every_element_are_fixed_one_after_the_other(tmp_path: Path) -> None:
+    folder = write_problem(tmp_path / "p", TWO_STATEMENTS, toml=LIGHT_TOML)
+    result = run(folder, tmp_path)
+    steps = [(a["description"], a["score"], a["improved"]) for a in result.attempts]
+    assert result.status == "repaired", steps
+    repaired = result.repaired_source or ""
+    assert "mask=mask) * 1.25" not in repaired and "+ 0.5" not in repaired
+    # The first fix was kept at a score of (about) 0: it brought the numbers nearer, not more of them right.
+    assert any(improved and score < 0.01 for _, score, improved in steps), steps

@@ -72,6 +72,7 @@ class CaseResult:
     correct: int = 0
     max_abs_err: float = 0.0
     max_rel_err: float = 0.0
+    rel_l2: float = -1.0  # relative L2 distance to the reference (mismatch.compare); -1: not comparable
     mismatch_fraction: float = 0.0
     nan_count: int = 0
     inf_count: int = 0
@@ -420,6 +421,7 @@ def _compare_case(problem: Problem, ref: _Reference, result: dict[str, Any], wal
         correct=max(0, sum(c.correct for c in comparisons) - stray),
         max_abs_err=max(c.max_abs_err for c in comparisons),
         max_rel_err=max(c.max_rel_err for c in comparisons),
+        rel_l2=-1.0 if any(c.rel_l2 < 0 for c in comparisons) else max(c.rel_l2 for c in comparisons),
         mismatch_fraction=sum(c.mismatch_fraction * c.numel for c in comparisons) / max(numel, 1),
         nan_count=sum(c.nan_count for c in comparisons),
         inf_count=sum(c.inf_count for c in comparisons),

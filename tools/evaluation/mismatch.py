@@ -101,6 +101,9 @@ class Comparison:
     reference_dtype: str = ""
     nan_where_ref_finite: int = 0
     inf_where_ref_finite: int = 0
+    # ||candidate - reference|| / ||reference|| over the finite reference entries; -1 when not comparable
+    # (shape, NaN where the reference is finite). A gradient where the share of correct elements has none.
+    rel_l2: float = -1.0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -487,6 +490,54 @@ def _shape_relationships(
     return found
 
 
+def _rel_l2(c: torch.Tensor, r: torch.Tensor) -> float:
+    """Relative L2 distance over the entries where the reference is finite; -1 when the candidate is not
+    finite there (no distance means anything past a NaN)."""
+    if not (c.is_floating_point() or c.is_complex()):
+        c, r = c.double(), r.double()
+    finite = torch.isfinite(r)
+    cf, rf = c[finite], r[finite]
+    if not bool(torch.isfinite(cf).all()):
+        return -1.0
+    norm = float(torch.linalg.vector_norm(rf))
+    err = float(torch.linalg.vector_norm(cf - rf))
+    if norm == 0.0:
+        return 0.0 if err == 0.0 else -1.0
+    return err / norm
+
+
+def distance(report: dict[str, Any]) -> float | None:
+    """Mean relative L2 distance of a report's counted cases (each capped at 4; a case with none counts 4),
+    or None when no case has one. Orders reports of equal score: how far the wrong numbers are."""
+    cases = [c for c in report.get("cases") or [] if c.get("counted", True)]
+    if not cases:
+        return None
+    values = [min(4.0, float(c.get("rel_l2", -1.0))) for c in cases]
+    if all(v < 0 for v in values):
+        return None
+    return sum(4.0 if v < 0 else v for v in values) / len(values)
+
+
+CLOSER = 0.75
+"""A report at an equal score is closer when its distance is at most this share of the other's."""
+SCORE_NOISE = 0.005
+"""Shares of correct elements this close count as equal for `closer`: near 0, a few elements right by chance
+(zeros where the reference is near zero) come and go with any edit."""
+
+
+def closer(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether `new` is much nearer the reference than `old` at the same score (up to SCORE_NOISE), and nearer
+    than an output of zeros (distance 1, so the numbers correlate with the reference): a wrong kernel with two
+    bugs scores 0 before and after one is fixed, but its numbers come much closer. A fixed share of the
+    distance must go, so a chain of such steps is short and noise is not progress."""
+    if new.get("verdict") != "mismatch" or old.get("verdict") != "mismatch":
+        return False
+    if float(new.get("score", 0.0)) < float(old.get("score", 0.0)) - SCORE_NOISE:
+        return False
+    before, after = distance(old), distance(new)
+    return before is not None and after is not None and after < 1.0 and after <= CLOSER * before
+
+
 def compare(
     candidate: torch.Tensor,
     reference: torch.Tensor,
@@ -549,6 +600,7 @@ def compare(
     max_rel = float((err / r[valid].abs().clamp_min(tiny)).max()) if err.numel() else 0.0
     pattern, detail = _pattern(wrong)
     relationships = _relationships(c, r, wrong, tol, inputs, ref.dtype) if n_wrong else []
+    rel_l2 = _rel_l2(c, r) if same_dtype else -1.0
 
     if not same_dtype:
         verdict: Verdict = "dtype_mismatch"
@@ -566,6 +618,7 @@ def compare(
         relationships=relationships,
         nan_where_ref_finite=_count(torch.isnan(c) & torch.isfinite(r)),
         inf_where_ref_finite=_count(torch.isinf(c) & torch.isfinite(r)),
+        rel_l2=rel_l2,
         **counts,
         **context,
     )

@@ -21,12 +21,14 @@ from kernel_medic.tools.repair.search import (
     EvaluateFn,
     Screened,
     candidates,
+    comes_closer,
     edit_size,
     fixes_cases,
     known_full,
     known_screen,
     light_score,
     screen,
+    screened_distance,
     screening_tier,
     verify_full,
 )
@@ -162,7 +164,8 @@ class OfflinePatcher:
             if known is None:
                 unscreened.append(rw)
             elif known[1] >= base_light:
-                screened.append(Screened(rw, known[0], known[1], edit_size(request.source, rw.source)))
+                far = screened_distance(rw.source, self.namespace, tier)
+                screened.append(Screened(rw, known[0], known[1], edit_size(request.source, rw.source), far))
         limit = self.max_screened * (MICRO_FACTOR if tier == "micro" else 1)
         early = self.full_checks
         started = time.monotonic()
@@ -188,6 +191,7 @@ class OfflinePatcher:
         checks = viable[: self.full_checks]
         step = max(1, self.workers)
         gains: list[tuple[Screened, str, float]] = []
+        namespace = self.namespace
         for start in range(0, len(checks), step):
             if start and time.monotonic() - started > 2 * self.time_budget_s:
                 break  # the unchecked ones stay for the next proposal
@@ -197,9 +201,12 @@ class OfflinePatcher:
             gains += [
                 (screened, verdict, score)
                 for screened, (_, verdict, score) in zip(chunk, results, strict=True)
-                if verdict == "pass" or score > base_full
+                if verdict == "pass"
+                or score > base_full
+                or comes_closer(screened.rewrite.source, request.report, namespace)
             ]
-            gains.sort(key=lambda item: (item[1] != "pass", -item[2], item[0].size))
+            # Real gains first; an edit only nearer the reference (comes_closer) ranks after them.
+            gains.sort(key=lambda item: (item[1] != "pass", -max(item[2], base_full), item[0].size))
             if gains and (
                 gains[0][1] == "pass"
                 or gains[0][2] - base_full >= SLIVER * (1.0 - base_full)
@@ -323,9 +330,9 @@ def _settled(rewrite: Rewrite, base_full: float, namespace: str) -> bool:
     return known is not None and known[0] != "pass" and known[1] <= base_full
 
 
-def _promise(screened: Screened) -> tuple[bool, float, int]:
-    """Sort key: a light pass first, then the highest light score, then the smallest edit."""
-    return (not screened.passed, -screened.light, screened.size)
+def _promise(screened: Screened) -> tuple[bool, float, float, int]:
+    """Sort key: a light pass first, then the highest light score, the nearest numbers, the smallest edit."""
+    return (not screened.passed, -screened.light, screened.distance, screened.size)
 
 
 def _hypothesis(rewrite: Rewrite) -> str:

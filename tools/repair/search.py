@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernel_medic.tools.evaluation.mismatch import closer, distance
 from kernel_medic.tools.repair.edit_space import generate
 from kernel_medic.tools.repair.edits import diff_stats
 from kernel_medic.tools.repair.mutations import MUTATIONS, mutate
@@ -30,6 +31,11 @@ _cache: dict[tuple[str, str], tuple[str, float]] = {}
 _cache_lock = threading.Lock()
 _passing: dict[tuple[str, str], frozenset[str]] = {}
 """Full-tier cases each source passes (same keys as the full entries of `_cache`)."""
+_distances: dict[tuple[str, str], float] = {}
+"""Screening distance of each screened source (same keys as its `_cache` entry): ties on the share of correct
+elements are broken by how near the numbers are, so of two bugs the one whose fix alone helps ranks first."""
+_reports: dict[tuple[str, str], dict[str, Any]] = {}
+"""The verdict and per-case distances of each full-tier report (same keys), for `closer` at equal scores."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +44,7 @@ class Screened:
     verdict: str
     light: float  # share of correct elements on the light case (1.0 when it passes)
     size: int  # original lines touched
+    distance: float = 4.0  # how far its wrong numbers are from the reference (mismatch.distance; 4: unknown)
 
     @property
     def passed(self) -> bool:
@@ -86,18 +93,31 @@ def _light(source: str, evaluate: EvaluateFn, namespace: str, tier: str = "light
     with _cache_lock:
         if key in _cache:
             return _cache[key]
+    far = 4.0
     try:
         report = evaluate(source, tier)
         result = (str(report.get("verdict", "error")), light_score(report))
+        far = distance(report) or 4.0
     except Exception as exc:  # a candidate that breaks the evaluator ranks last, the search goes on
         result = (f"error: {type(exc).__name__}", -1.0)
     if tier == "micro" and result[1] < 0 and not result[0].startswith("error"):
         result = _light(source, evaluate, namespace, "light")  # the micro shape cannot judge this edit
+        far = screened_distance(source, namespace, "light")
     with _cache_lock:
         if len(_cache) >= _CACHE_SIZE:
             _cache.pop(next(iter(_cache)))
+        if len(_distances) >= _CACHE_SIZE:
+            _distances.pop(next(iter(_distances)))
         _cache[key] = result
+        _distances[key] = far
     return result
+
+
+def screened_distance(source: str, namespace: str = "", tier: str = "light") -> float:
+    """The screening distance `_light` recorded for a source (4.0 when unknown)."""
+    key = (namespace if tier == "light" else f"{tier}:{namespace}", source_hash(source))
+    with _cache_lock:
+        return _distances.get(key, 4.0)
 
 
 def _full(source: str, evaluate: EvaluateFn, namespace: str) -> tuple[str, float]:
@@ -106,10 +126,12 @@ def _full(source: str, evaluate: EvaluateFn, namespace: str) -> tuple[str, float
         if key in _cache:
             return _cache[key]
     passing: frozenset[str] = frozenset()
+    summary: dict[str, Any] = {}
     try:
         report = evaluate(source, "full")
         result = (str(report.get("verdict", "error")), float(report.get("score", 0.0)))
         passing = passing_cases(report)
+        summary = _summary(report)
     except Exception as exc:  # as in _light: a broken candidate ranks last
         result = (f"error: {type(exc).__name__}", -1.0)
     with _cache_lock:
@@ -117,9 +139,28 @@ def _full(source: str, evaluate: EvaluateFn, namespace: str) -> tuple[str, float
             _cache.pop(next(iter(_cache)))
         if len(_passing) >= _CACHE_SIZE:
             _passing.pop(next(iter(_passing)))
+        if len(_reports) >= _CACHE_SIZE:
+            _reports.pop(next(iter(_reports)))
         _cache[key] = result
         _passing[key] = passing
+        _reports[key] = summary
     return result
+
+
+def _summary(report: dict[str, Any]) -> dict[str, Any]:
+    keep = ("name", "counted", "rel_l2")
+    return {
+        "verdict": report.get("verdict"),
+        "score": report.get("score", 0.0),
+        "cases": [{k: c.get(k) for k in keep if k in c} for c in report.get("cases") or []],
+    }
+
+
+def comes_closer(source: str, base_report: dict[str, Any], namespace: str = "") -> bool:
+    """Whether a verified source's numbers are much nearer the reference than the base's (`closer`)."""
+    with _cache_lock:
+        mine = _reports.get((f"full:{namespace}", source_hash(source)))
+    return bool(mine) and closer(base_report, mine or {})
 
 
 def passing_cases(report: dict[str, Any]) -> frozenset[str]:
@@ -200,18 +241,24 @@ def screen(
     namespace: str = "",
     tier: str = "light",
 ) -> list[Screened]:
-    """Screening results of every rewrite on `tier`, best first: passes, highest score, smallest edit, order.
+    """Screening results of every rewrite on `tier`, best first: passes, highest score, nearest numbers,
+    smallest edit, order.
 
     Results are cached per `namespace` (the problem), tier and source, so a later round never re-runs an edit.
     """
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         results = list(pool.map(lambda rw: _light(rw.source, evaluate, namespace, tier), rewrites))
-    scored = [
-        (Screened(rw, verdict, light, edit_size(base, rw.source)), i)
-        for i, (rw, (verdict, light)) in enumerate(zip(rewrites, results, strict=True))
-    ]
-    scored.sort(key=lambda item: (not item[0].passed, -item[0].light, item[0].size, item[1]))
+    scored = []
+    for i, (rw, (verdict, light)) in enumerate(zip(rewrites, results, strict=True)):
+        far = screened_distance(rw.source, namespace, tier)
+        scored.append((Screened(rw, verdict, light, edit_size(base, rw.source), far), i))
+    # At equal shares of correct elements the nearer numbers come first (one of two bugs fixed).
+    scored.sort(key=lambda item: (*_rank(item[0]), item[1]))
     return [s for s, _ in scored]
+
+
+def _rank(s: Screened) -> tuple[bool, float, float, int]:
+    return (not s.passed, -s.light, s.distance, s.size)
 
 
 def candidates(
