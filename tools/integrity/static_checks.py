@@ -14,6 +14,7 @@ dynamic layer lives in `tools/integrity/jobs.py` (in the sandbox) and `tools/int
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
@@ -126,9 +127,16 @@ def _patch_findings(source: str, original: str, threshold: float, filename: str)
     return out
 
 
+_NUMBERS_RANGE = re.compile(r"range\(\s*[0-9_.eExXa-fA-F\s+\-*/%~(),]*\)")
+"""Text that may be a `range` of numbers only: a candidate without one needs no parse (the search asks this of
+every edit it generates)."""
+
+
 def introduces_constant_trip_count(source: str, base: str) -> bool:
     """Whether `source` has a kernel loop with a fixed trip count that `base` does not: the gate refuses such
     a patch however well it scores, so a search must not build on it either."""
+    if not _NUMBERS_RANGE.search(source):
+        return False
     try:
         after = _constant_trip_counts(ast.parse(source))
         if not after:

@@ -706,8 +706,7 @@ EDITS: dict[str, Rule] = {r.id: r for r in (*rules_of(__name__), *rules_of(spec_
 # Cheaper-to-believe edit types first within one statement (one line may carry many edits).
 _TYPE_ORDER = (
     "edit_contiguous", "mut_add_mask", "mut_load_other", "mut_compare", "edit_rounding", "mut_bound_pm1",
-    "edit_grid",
-    "edit_launch_tensor", "edit_flag",
+    "edit_grid", "edit_launch_tensor", "edit_flag",
     "edit_spec_divisor", "mut_program_id", "edit_reduction", "edit_acc_dtype", "edit_variable",
     "edit_index_term", "edit_row_offset", "mut_swap_args", "edit_function", "edit_operator", "mut_literal",
     "edit_constant",

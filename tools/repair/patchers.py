@@ -27,6 +27,7 @@ from kernel_medic.tools.repair.search import (
     known_full,
     known_screen,
     light_score,
+    promise,
     screen,
     screened_distance,
     screening_tier,
@@ -185,7 +186,7 @@ class OfflinePatcher:
             ):
                 if verdict == "pass" or fixes_cases(item.source, request.report, self.namespace):
                     return PatchOutcome(_proposal(item))
-        screened.sort(key=_promise)
+        screened.sort(key=promise)
         # The light case cannot tell edits apart when it already passes (or ties): the full tier decides.
         viable = [s for s in screened if s.light >= base_light and s.light >= 0]
         checks = viable[: self.full_checks]
@@ -328,11 +329,6 @@ def _spread(items: list[Any], kind: Callable[[Any], str]) -> list[Any]:
 def _settled(rewrite: Rewrite, base_full: float, namespace: str) -> bool:
     known = known_full(rewrite.source, namespace)
     return known is not None and known[0] != "pass" and known[1] <= base_full
-
-
-def _promise(screened: Screened) -> tuple[bool, float, float, int]:
-    """Sort key: a light pass first, then the highest light score, the nearest numbers, the smallest edit."""
-    return (not screened.passed, -screened.light, screened.distance, screened.size)
 
 
 def _hypothesis(rewrite: Rewrite) -> str:

@@ -97,7 +97,8 @@ def _light(source: str, evaluate: EvaluateFn, namespace: str, tier: str = "light
     try:
         report = evaluate(source, tier)
         result = (str(report.get("verdict", "error")), light_score(report))
-        far = distance(report) or 4.0
+        known = distance(report)
+        far = 4.0 if known is None else known
     except Exception as exc:  # a candidate that breaks the evaluator ranks last, the search goes on
         result = (f"error: {type(exc).__name__}", -1.0)
     if tier == "micro" and result[1] < 0 and not result[0].startswith("error"):
@@ -253,11 +254,13 @@ def screen(
         far = screened_distance(rw.source, namespace, tier)
         scored.append((Screened(rw, verdict, light, edit_size(base, rw.source), far), i))
     # At equal shares of correct elements the nearer numbers come first (one of two bugs fixed).
-    scored.sort(key=lambda item: (*_rank(item[0]), item[1]))
+    scored.sort(key=lambda item: (*promise(item[0]), item[1]))
     return [s for s, _ in scored]
 
 
-def _rank(s: Screened) -> tuple[bool, float, float, int]:
+def promise(s: Screened) -> tuple[bool, float, float, int]:
+    """Sort key of a screened edit: a pass first, then the highest light score, the nearest numbers, the
+    smallest edit."""
     return (not s.passed, -s.light, s.distance, s.size)
 
 
