@@ -112,21 +112,47 @@ def _offline(state: RepairState, mutations: bool) -> OfflinePatcher:
     config = config_of(state)
     evaluator = evaluator_for(config)
     problem = problem_for(state)
+    trace_path = state.get("trace_path")
+    # One proposal never runs far past the run's wall budget: its full-tier checks may take as long again as
+    # its screening, so the screening gets half of what is left.
+    budget_s = max(5.0, min(PROPOSAL_BUDGET_S, (config.wall_budget_s - state.get("wall_s", 0.0)) / 2))
+    deadline = time.monotonic() + 2 * budget_s
 
     walls: dict[str, list[float]] = {}
 
     def evaluate(source: str, tier: str) -> dict[str, Any]:
-        # An edit can make a kernel loop for ever (a loop step of 0, a bound of n * n): screening it must not
-        # cost the problem's whole timeout. Once a few screenings have run, one gets a few times their median.
+        # An edit can make a kernel loop for ever (a loop step of 0, a bound of n * n) or launch a program
+        # per element: screening it must not cost the problem's whole timeout. Once a few screenings have
+        # run, one gets a few times their median; and no evaluation runs past the proposal's deadline (the
+        # full tier included: a grid of n programs passes the screening case and then takes a minute).
         seen = walls.setdefault(tier, [])
-        target = problem
+        limit = problem.config.timeout_s
         if tier != "full" and len(seen) >= SCREEN_SAMPLES:
-            limit = min(problem.config.timeout_s, max(SCREEN_TIMEOUT_FLOOR_S, 5 * statistics.median(seen)))
+            limit = min(limit, max(SCREEN_TIMEOUT_FLOOR_S, 5 * statistics.median(seen)))
+        left = max(SCREEN_TIMEOUT_FLOOR_S, deadline - time.monotonic())
+        cut = left < limit
+        limit = min(limit, left)
+        target = problem
+        if limit < problem.config.timeout_s:
             target = dataclasses.replace(problem, config=dataclasses.replace(problem.config, timeout_s=limit))
         start = time.monotonic()
-        report = evaluator.evaluate(target.with_candidate(source), tier=tier).to_dict()  # type: ignore[arg-type]
+        candidate = target.with_candidate(source)
+        report = evaluator.evaluate(candidate, tier=tier, deadline=deadline).to_dict()  # type: ignore[arg-type]
+        wall = time.monotonic() - start
         if report.get("verdict") != "timeout" and len(seen) < 64:
-            seen.append(time.monotonic() - start)
+            seen.append(wall)
+        elif report.get("verdict") == "timeout" and (cut or time.monotonic() > deadline):
+            report["cut_short"] = True  # the deadline, not the edit, ended it: not a result to keep
+        append_event(
+            trace_path,
+            "screen",
+            tier=tier,
+            verdict=report.get("verdict"),
+            score=report.get("score"),
+            digest=source_hash(source),
+            wall_s=round(wall, 3),
+            timeout_s=round(limit, 1),
+        )
         return report
 
     return OfflinePatcher(
@@ -135,9 +161,7 @@ def _offline(state: RepairState, mutations: bool) -> OfflinePatcher:
         mutations=mutations,
         namespace=_namespace(state),
         localise=_localiser(state) if mutations and config.localise else None,
-        # One proposal never runs far past the run's wall budget: its full-tier checks may take as long
-        # again as its screening, so the screening gets half of what is left.
-        time_budget_s=max(5.0, min(PROPOSAL_BUDGET_S, (config.wall_budget_s - state.get("wall_s", 0.0)) / 2)),
+        time_budget_s=budget_s,
         # The gate refuses a loop count fitted to the tested sizes; the search does not take that step either.
         admissible=lambda new, base: not introduces_constant_trip_count(new, base),
     )

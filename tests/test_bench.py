@@ -49,7 +49,7 @@ def test_bench_reports_rates_and_resumes(tmp_path: Path) -> None:
         scale_candidate(),
     )
     out = tmp_path / "out"
-    args = [KMEDIC, "bench", str(corpus), "--workers", "2", "--out", str(out), "--max-iterations", "3"]
+    args = [KMEDIC, "bench", str(corpus), "--workers", "2", "--out", str(out), "--max-iterations", "1"]
     first = subprocess.run([*args, "--json"], capture_output=True, text=True, timeout=600)
     assert first.returncode == 0, first.stderr
     summary = json.loads(first.stdout)

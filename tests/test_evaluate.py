@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -105,6 +106,22 @@ def test_infinite_loop_is_a_timeout(evaluator: Evaluator, tmp_path: Path) -> Non
     cand = scale_candidate(("x = x.contiguous()", "while True:\n            pass"))
     report = evaluate(evaluator, write_problem(tmp_path, cand, toml="timeout_s = 3\n"))
     assert report.verdict == "timeout"
+
+
+def test_screening_with_a_deadline_stops_running_cases_once_one_times_out(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    # The repair search screens edits against a deadline: an edit that hangs costs one timeout per worker,
+    # not one per case of the full tier (fourteen here).
+    cand = scale_candidate(("x = x.contiguous()", "while True:\n            pass"))
+    problem = load_problem(write_problem(tmp_path, cand, toml="timeout_s = 2\n"))
+    report = evaluator.evaluate(problem, tier="full", deadline=time.monotonic() + 600)
+    assert report.verdict == "timeout"
+    ran = [c for c in report.cases if not (c.error or "").startswith("not run")]
+    skipped = [c for c in report.cases if (c.error or "").startswith("not run: an earlier case timed out")]
+    assert len(report.cases) >= 10 and len(ran) <= 2 * evaluator.pool.size  # those started before it ended
+    assert len(skipped) == len(report.cases) - len(ran)
+    assert all(c.verdict == "timeout" for c in report.cases)
 
 
 def test_segfault_is_a_crash_and_the_pool_keeps_serving(evaluator: Evaluator, tmp_path: Path) -> None:

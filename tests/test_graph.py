@@ -13,6 +13,7 @@ from kernel_medic.graph.budget import stop_reason
 from kernel_medic.graph.builder import build_graph
 from kernel_medic.graph.config import RepairConfig
 from kernel_medic.tools.repair.llm import render_prompt
+from kernel_medic.tools.trace import read_trace
 from openai_server import ScriptedOpenAIServer
 from problems import OPAQUE_SCALE_REFERENCE, scale_candidate, write_problem
 
@@ -125,6 +126,9 @@ def test_offline_cli_repairs_the_bundled_example(tmp_path: Path) -> None:
     assert json.loads((out / "report.json").read_text())["status"] == "repaired"
     assert "+    x = tl.load" in (out / "diff.patch").read_text()
     assert "[verify]" in proc.stderr and "[audit] clean" in proc.stderr  # progress per node
+    # Every kernel run of the search is in the trace: what was screened, on which tier, under which limit.
+    screens = [e for e in read_trace(out / "trace.jsonl") if e["event"] == "screen"]
+    assert screens and all(e["tier"] in ("micro", "light", "full") and e["timeout_s"] > 0 for e in screens)
 
 
 def test_scripted_llm_repairs_what_no_rule_covers_and_replay_reproduces_it(tmp_path: Path) -> None:

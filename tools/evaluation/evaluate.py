@@ -164,9 +164,17 @@ class Evaluator:
         self.close()
 
     def evaluate(
-        self, problem: Problem, tier: Tier = "light", progress: ProgressFn | None = None
+        self,
+        problem: Problem,
+        tier: Tier = "light",
+        progress: ProgressFn | None = None,
+        deadline: float | None = None,
     ) -> EvalReport:
-        """Run every case of the tier. Raises InvalidProblem when the reference itself cannot run."""
+        """Run every case of the tier. Raises InvalidProblem when the reference itself cannot run.
+
+        With a `deadline` (a `time.monotonic()` value; screening, never the verdict a repair is judged by),
+        the cases not started once one times out or the deadline passes are not run and count as timeouts.
+        """
         start = time.monotonic()
         specs = cases_for_tier(tier, problem.config, problem.size_constants)
         limits = SandboxLimits(timeout_s=problem.config.timeout_s)
@@ -174,7 +182,7 @@ class Evaluator:
         dropped: list[str] = []
 
         references = self._references_for(problem, specs, limits, dropped)
-        results = self._run_cases(problem, references, limits, notes, tier, progress)
+        results = self._run_cases(problem, references, limits, notes, tier, progress, deadline)
         if isinstance(results, CaseResult):  # the candidate crashed at import: every case would, alike
             error = results.error
             return _report("compile_error", [results], tier, self.device, notes, dropped, start, error)
@@ -183,7 +191,13 @@ class Evaluator:
         retry = _one_constant_at_a_time(results, specs)
         if retry:
             more = self._run_cases(
-                problem, self._references_for(problem, retry, limits, dropped), limits, notes, tier, None
+                problem,
+                self._references_for(problem, retry, limits, dropped),
+                limits,
+                notes,
+                tier,
+                None,
+                deadline,
             )
             if isinstance(more, list):
                 _mark_uncounted(problem, more, retry)
@@ -201,6 +215,7 @@ class Evaluator:
         notes: list[str],
         tier: Tier,
         progress: ProgressFn | None,
+        deadline: float | None = None,
     ) -> list[CaseResult] | CaseResult:
         """Every case's verdict, or the one import-time crash that makes the others moot."""
         candidate_futures = {
@@ -210,9 +225,22 @@ class Evaluator:
             for i, (spec, ref) in enumerate(references)
         }
         results: list[CaseResult] = []
+        skip = ""  # why the cases not started yet are not run (screening against a deadline only)
         for spec, ref in references:
-            outcome = candidate_futures[spec.name].result()
+            future = candidate_futures[spec.name]
+            if future.cancelled():
+                numel = sum(t.numel() for t in ref.outputs)
+                results.append(CaseResult(spec.name, "timeout", numel=numel, error=f"not run: {skip}"))
+                continue
+            outcome = future.result()
             result = self._judge(problem, ref, outcome, notes)
+            if deadline is not None and not skip:
+                if result.verdict == "timeout":
+                    skip = "an earlier case timed out"
+                elif time.monotonic() > deadline:
+                    skip = "out of screening time"
+                for fut in candidate_futures.values() if skip else ():
+                    fut.cancel()  # only those not started yet
             if (result.crash or {}).get("phase") == "import":
                 for fut in candidate_futures.values():
                     fut.cancel()

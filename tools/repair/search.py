@@ -94,8 +94,10 @@ def _light(source: str, evaluate: EvaluateFn, namespace: str, tier: str = "light
         if key in _cache:
             return _cache[key]
     far = 4.0
+    cut_short = False
     try:
         report = evaluate(source, tier)
+        cut_short = bool(report.get("cut_short"))
         result = (str(report.get("verdict", "error")), light_score(report))
         known = distance(report)
         far = 4.0 if known is None else known
@@ -104,6 +106,8 @@ def _light(source: str, evaluate: EvaluateFn, namespace: str, tier: str = "light
     if tier == "micro" and result[1] < 0 and not result[0].startswith("error"):
         result = _light(source, evaluate, namespace, "light")  # the micro shape cannot judge this edit
         far = screened_distance(source, namespace, "light")
+    if cut_short:
+        return result  # out of time, not a result: a later proposal may run it again
     with _cache_lock:
         if len(_cache) >= _CACHE_SIZE:
             _cache.pop(next(iter(_cache)))
@@ -135,6 +139,9 @@ def _full(source: str, evaluate: EvaluateFn, namespace: str) -> tuple[str, float
         summary = _summary(report)
     except Exception as exc:  # as in _light: a broken candidate ranks last
         result = (f"error: {type(exc).__name__}", -1.0)
+        report = {}
+    if report.get("cut_short"):
+        return result  # as in _light: out of time is not a result to keep
     with _cache_lock:
         if len(_cache) >= _CACHE_SIZE:
             _cache.pop(next(iter(_cache)))
