@@ -93,3 +93,58 @@ def write_problem(
     if toml is not None:
         (folder / "problem.toml").write_text(toml)
     return folder
+
+
+# A padding op whose wrapper sizes its output with one side of its padding: the wrong shape.
+PAD_REFERENCE = """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, padding):
+        super().__init__()
+        self.padding = padding
+
+    def forward(self, x):
+        return torch.nn.functional.pad(x, (self.padding, self.padding)) * 2.0
+
+
+def get_inputs():
+    return [torch.randn(8, 100)]
+
+
+def get_init_inputs():
+    return [3]
+"""
+
+PAD_CANDIDATE = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def pad_kernel(x_ptr, out_ptr, L, L_out, P, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    src = offs - P
+    inside = (src >= 0) & (src < L) & (offs < L_out)
+    x = tl.load(x_ptr + row * L + src, mask=inside, other=0.0)
+    tl.store(out_ptr + row * L_out + offs, x * 2.0, mask=offs < L_out)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, padding):
+        super().__init__()
+        self.padding = padding
+
+    def forward(self, x):
+        x = x.contiguous()
+        B, L = x.shape
+        L_out = L + self.padding
+        out = torch.empty(B, L_out, device=x.device, dtype=x.dtype)
+        pad_kernel[(B, triton.cdiv(L_out, 128))](x, out, L, L_out, self.padding, BLOCK=128)
+        return out
+"""

@@ -6,6 +6,7 @@ import ast
 from pathlib import Path
 
 from kernel_medic.tools.evaluation.cases import cases_for_tier, micro_shape_overrides
+from kernel_medic.tools.evaluation.crashes import explain_output
 from kernel_medic.tools.evaluation.mismatch import closer
 from kernel_medic.tools.evaluation.problem import load_problem
 from kernel_medic.tools.evaluation.settings import ProblemConfig
@@ -15,7 +16,14 @@ from kernel_medic.tools.repair.patchers import OfflinePatcher
 from kernel_medic.tools.repair.rules.base import RuleContext
 from kernel_medic.tools.repair.search import candidates, light_score
 from kernel_medic.tools.repair.spec_checks import spec_gaps, spec_hypotheses
-from problems import LIGHT_TOML, OPAQUE_SCALE_REFERENCE, scale_candidate, write_problem
+from problems import (
+    LIGHT_TOML,
+    OPAQUE_SCALE_REFERENCE,
+    PAD_CANDIDATE,
+    PAD_REFERENCE,
+    scale_candidate,
+    write_problem,
+)
 from test_search import request_for
 
 SOFTMAX_DIM0_REFERENCE = """\
@@ -389,3 +397,20 @@ def test_rounding_edits_turn_floor_into_ceiling_division_and_back() -> None:
     assert "f: (n + b - 1) // b -> n // b (line 2)" in idiom
     assert "f: math.ceil -> math.floor (line 2)" in idiom
     assert not any("triton.cdiv((n + b - 1)" in d for d in idiom)  # a ceiling is not rounded up again
+
+
+def test_a_wrong_output_size_gains_a_term_that_closes_the_shape_gap() -> None:
+    def context(got: int) -> RuleContext:
+        crash = explain_output(
+            "shape_mismatch", PAD_CANDIDATE, [([8, got], "float32")], [([8, 106], "float32")], []
+        )
+        return RuleContext.from_reference(PAD_REFERENCE, {"crash": crash})
+
+    found = {rw.description for rw in generate(PAD_CANDIDATE, context(103)) if rw.rule == "edit_size_term"}
+    # self.padding is 3 (the constructor's argument): + 3 closes the gap of 3; + 6 and - 3 cannot.
+    assert "forward: L + self.padding -> L + self.padding + self.padding (line 25)" in found, found
+    assert not any("+ 2 * self.padding" in d or "- self.padding" in d for d in found), found
+    # A gap of 6 takes twice the attribute; a right shape takes no size edit at all.
+    twice = {rw.description for rw in generate(PAD_CANDIDATE, context(100)) if rw.rule == "edit_size_term"}
+    assert "forward: L + self.padding -> L + self.padding + 2 * self.padding (line 25)" in twice, twice
+    assert not [rw for rw in generate(PAD_CANDIDATE, context(106)) if rw.rule == "edit_size_term"]

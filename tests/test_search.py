@@ -13,7 +13,7 @@ from kernel_medic.tools.integrity.static_checks import introduces_constant_trip_
 from kernel_medic.tools.repair.patchers import SCREEN_BATCH, SLIVER, OfflinePatcher, PatchRequest
 from kernel_medic.tools.repair.search import best_first, candidates, passing_cases
 from kernel_medic.tools.trace import source_hash
-from problems import LIGHT_TOML, scale_candidate, write_problem
+from problems import LIGHT_TOML, PAD_CANDIDATE, PAD_REFERENCE, scale_candidate, write_problem
 
 # Two independent bugs: a grid by floor division leaves the tail unwritten, and `<=` writes one past the end.
 TWO_BUGS = scale_candidate(("mask = offs < n\n", "mask = offs <= n\n"), ("triton.cdiv(n, 256)", "n // 256"))
@@ -278,3 +278,12 @@ def test_two_bugs_that_each_ruin_every_element_are_fixed_one_after_the_other(tmp
     assert "mask=mask) * 1.25" not in repaired and "+ 0.5" not in repaired
     # The first fix was kept at a score of (about) 0: it brought the numbers nearer, not more of them right.
     assert any(improved and score < 0.01 for _, score, improved in steps), steps
+
+
+def test_an_output_size_missing_a_term_gains_the_module_attribute_it_lacks(tmp_path: Path) -> None:
+    # `L_out = L + self.padding` pads one side only: every edit of the kernel leaves the shape wrong; the size
+    # formula gains the attribute whose value (3, from the constructor) closes the gap of 3.
+    folder = write_problem(tmp_path / "p", PAD_CANDIDATE, reference=PAD_REFERENCE, toml=LIGHT_TOML)
+    result = run(folder, tmp_path)
+    assert result.status == "repaired", [(a["description"], a["verdict"]) for a in result.attempts]
+    assert "L_out = L + self.padding + self.padding" in (result.repaired_source or "")

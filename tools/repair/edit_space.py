@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 import libcst.matchers as m
-from kernel_medic.tools.repair import spec_checks
+from kernel_medic.tools.repair import size_terms, spec_checks
 from kernel_medic.tools.repair.rules.base import (
     Edit,
     Rewrite,
@@ -701,11 +701,14 @@ def edit_flag(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
                     yield tree.edit(node, cst.Name(constant), what)
 
 
-EDITS: dict[str, Rule] = {r.id: r for r in (*rules_of(__name__), *rules_of(spec_checks.__name__))}
+EDITS: dict[str, Rule] = {
+    r.id: r for r in (*rules_of(__name__), *rules_of(spec_checks.__name__), *rules_of(size_terms.__name__))
+}
 
 # Cheaper-to-believe edit types first within one statement (one line may carry many edits).
 _TYPE_ORDER = (
-    "edit_contiguous", "mut_add_mask", "mut_load_other", "mut_compare", "edit_rounding", "mut_bound_pm1",
+    "edit_contiguous", "mut_add_mask", "mut_load_other", "mut_compare", "edit_rounding", "edit_size_term",
+    "mut_bound_pm1",
     "edit_grid", "edit_launch_tensor", "edit_flag",
     "edit_spec_divisor", "mut_program_id", "edit_reduction", "edit_acc_dtype", "edit_variable",
     "edit_index_term", "edit_row_offset", "mut_swap_args", "edit_function", "edit_operator", "mut_literal",
