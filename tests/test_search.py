@@ -11,7 +11,8 @@ from kernel_medic.tools.evaluation.cases import automatic_shape_overrides
 from kernel_medic.tools.evaluation.problem import load_problem
 from kernel_medic.tools.integrity.static_checks import introduces_constant_trip_count
 from kernel_medic.tools.repair.patchers import SCREEN_BATCH, SLIVER, OfflinePatcher, PatchRequest
-from kernel_medic.tools.repair.search import best_first, candidates, passing_cases
+from kernel_medic.tools.repair.rules.base import Rewrite
+from kernel_medic.tools.repair.search import Screened, best_first, candidates, passing_cases, promise
 from kernel_medic.tools.trace import source_hash
 from problems import LIGHT_TOML, PAD_CANDIDATE, PAD_REFERENCE, scale_candidate, write_problem
 
@@ -287,3 +288,16 @@ def test_an_output_size_missing_a_term_gains_the_module_attribute_it_lacks(tmp_p
     result = run(folder, tmp_path)
     assert result.status == "repaired", [(a["description"], a["verdict"]) for a in result.attempts]
     assert "L_out = L + self.padding + self.padding" in (result.repaired_source or "")
+
+
+def test_of_two_edits_with_the_same_result_the_cheaper_kernel_screens_first() -> None:
+    # A floor grid fixed by a ceiling division or by a program per element: the same numbers, n times the
+    # work; the screening time tells them apart. Times within one doubling keep the generated order.
+    def screened(rule: str, wall: float) -> Screened:
+        return Screened(Rewrite(rule, rule, rule, 1), "mismatch", 0.5, 1, 0.8, wall)
+
+    per_element, ceiling = screened("edit_grid", 3.0), screened("edit_rounding", 0.1)
+    assert sorted([per_element, ceiling], key=promise)[0] is ceiling
+    first, second = screened("a", 0.6), screened("b", 0.7)
+    assert sorted([first, second], key=promise) == [first, second]
+    assert sorted([second, first], key=promise) == [second, first]

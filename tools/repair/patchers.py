@@ -30,6 +30,7 @@ from kernel_medic.tools.repair.search import (
     promise,
     screen,
     screened_distance,
+    screened_wall,
     screening_tier,
     verify_full,
 )
@@ -166,7 +167,9 @@ class OfflinePatcher:
                 unscreened.append(rw)
             elif known[1] >= base_light:
                 far = screened_distance(rw.source, self.namespace, tier)
-                screened.append(Screened(rw, known[0], known[1], edit_size(request.source, rw.source), far))
+                wall = screened_wall(rw.source, self.namespace, tier)
+                size = edit_size(request.source, rw.source)
+                screened.append(Screened(rw, known[0], known[1], size, far, wall))
         limit = self.max_screened * (MICRO_FACTOR if tier == "micro" else 1)
         early = self.full_checks
         started = time.monotonic()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -34,6 +35,9 @@ _passing: dict[tuple[str, str], frozenset[str]] = {}
 _distances: dict[tuple[str, str], float] = {}
 """Screening distance of each screened source (same keys as its `_cache` entry): ties on the share of correct
 elements are broken by how near the numbers are, so of two bugs the one whose fix alone helps ranks first."""
+_walls: dict[tuple[str, str], float] = {}
+"""Seconds each screening took (same keys): of two edits with the same result, the one whose kernel does not
+launch a program per element is the fix (a grid of n programs also covers a tail, at n times the work)."""
 _reports: dict[tuple[str, str], dict[str, Any]] = {}
 """The verdict and per-case distances of each full-tier report (same keys), for `closer` at equal scores."""
 
@@ -45,6 +49,7 @@ class Screened:
     light: float  # share of correct elements on the light case (1.0 when it passes)
     size: int  # original lines touched
     distance: float = 4.0  # how far its wrong numbers are from the reference (mismatch.distance; 4: unknown)
+    wall: float = 0.0  # seconds its screening took
 
     @property
     def passed(self) -> bool:
@@ -95,9 +100,11 @@ def _light(source: str, evaluate: EvaluateFn, namespace: str, tier: str = "light
             return _cache[key]
     far = 4.0
     cut_short = False
+    wall = 0.0
     try:
         report = evaluate(source, tier)
         cut_short = bool(report.get("cut_short"))
+        wall = float(report.get("wall_s") or 0.0)
         result = (str(report.get("verdict", "error")), light_score(report))
         known = distance(report)
         far = 4.0 if known is None else known
@@ -113,8 +120,11 @@ def _light(source: str, evaluate: EvaluateFn, namespace: str, tier: str = "light
             _cache.pop(next(iter(_cache)))
         if len(_distances) >= _CACHE_SIZE:
             _distances.pop(next(iter(_distances)))
+        if len(_walls) >= _CACHE_SIZE:
+            _walls.pop(next(iter(_walls)))
         _cache[key] = result
         _distances[key] = far
+        _walls[key] = wall
     return result
 
 
@@ -123,6 +133,13 @@ def screened_distance(source: str, namespace: str = "", tier: str = "light") -> 
     key = (namespace if tier == "light" else f"{tier}:{namespace}", source_hash(source))
     with _cache_lock:
         return _distances.get(key, 4.0)
+
+
+def screened_wall(source: str, namespace: str = "", tier: str = "light") -> float:
+    """The seconds `_light` recorded for a source's screening (0.0 when unknown)."""
+    key = (namespace if tier == "light" else f"{tier}:{namespace}", source_hash(source))
+    with _cache_lock:
+        return _walls.get(key, 0.0)
 
 
 def _full(source: str, evaluate: EvaluateFn, namespace: str) -> tuple[str, float]:
@@ -258,17 +275,22 @@ def screen(
         results = list(pool.map(lambda rw: _light(rw.source, evaluate, namespace, tier), rewrites))
     scored = []
     for i, (rw, (verdict, light)) in enumerate(zip(rewrites, results, strict=True)):
-        far = screened_distance(rw.source, namespace, tier)
-        scored.append((Screened(rw, verdict, light, edit_size(base, rw.source), far), i))
+        far, wall = screened_distance(rw.source, namespace, tier), screened_wall(rw.source, namespace, tier)
+        scored.append((Screened(rw, verdict, light, edit_size(base, rw.source), far, wall), i))
     # At equal shares of correct elements the nearer numbers come first (one of two bugs fixed).
     scored.sort(key=lambda item: (*promise(item[0]), item[1]))
     return [s for s, _ in scored]
 
 
-def promise(s: Screened) -> tuple[bool, float, float, int]:
+def promise(s: Screened) -> tuple[bool, float, float, int, int]:
     """Sort key of a screened edit: a pass first, then the highest light score, the nearest numbers, the
-    smallest edit."""
-    return (not s.passed, -s.light, s.distance, s.size)
+    smallest edit, the cheaper kernel (in doublings of screening time, so noise keeps the edit order)."""
+    cost = int(math.log2(max(s.wall, WALL_UNIT_S) / WALL_UNIT_S))
+    return (not s.passed, -s.light, s.distance, s.size, cost)
+
+
+WALL_UNIT_S = 0.25
+"""Screening times below this are one bucket (a worker's fixed cost); above, each doubling is a step."""
 
 
 def candidates(
