@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kernel_medic.tools.evaluation.crashes import explain_output
+from kernel_medic.tools.repair.rules.base import RuleContext
+
 SCALE_REFERENCE = """\
 import torch
 import torch.nn as nn
@@ -148,3 +151,106 @@ class ModelNew(nn.Module):
         pad_kernel[(B, triton.cdiv(L_out, 128))](x, out, L, L_out, self.padding, BLOCK=128)
         return out
 """
+
+# A transposed convolution sized without its padding: the size is computed in `forward` and allocated by the
+# launcher it is passed to (CONVT_CANDIDATE), or written inside the allocation (CONVT_INLINE_CANDIDATE).
+CONVT_REFERENCE = """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding):
+        super().__init__()
+        self.conv = nn.ConvTranspose1d(in_channels, out_channels, kernel_size, stride=stride, padding=padding)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+def get_inputs():
+    return [torch.randn(2, 4, 17)]
+
+
+def get_init_inputs():
+    return [4, 3, 3, 3, 1]
+"""
+
+CONVT_CANDIDATE = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def convt1d_kernel(x_ptr, w_ptr, b_ptr, out_ptr, C_in, L_in, C_out, L_out, stride, padding,
+                   K: tl.constexpr, BLOCK: tl.constexpr):
+    pid_nc = tl.program_id(0)
+    n = pid_nc // C_out
+    co = pid_nc % C_out
+    offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for ci in range(0, C_in):
+        for k in range(K):
+            num = offs + padding - k
+            i = num // stride
+            ok = (num >= 0) & (num % stride == 0) & (i < L_in) & (offs < L_out)
+            xv = tl.load(x_ptr + n * C_in * L_in + ci * L_in + i, mask=ok, other=0.0)
+            wv = tl.load(w_ptr + ci * C_out * K + co * K + k)
+            acc += xv * wv
+    acc += tl.load(b_ptr + co)
+    tl.store(out_ptr + n * C_out * L_out + co * L_out + offs, acc, mask=offs < L_out)
+
+
+def launch(x, weight, bias, L_out, stride, padding):
+    N, C_in, L_in = x.shape
+    C_out, K = weight.shape[1], weight.shape[2]
+    out = torch.empty(N, C_out, L_out, device=x.device, dtype=x.dtype)
+    grid = (N * C_out, triton.cdiv(L_out, 32))
+    convt1d_kernel[grid](x, weight, bias, out, C_in, L_in, C_out, L_out, stride, padding, K=K, BLOCK=32)
+    return out
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding):
+        super().__init__()
+        self.conv = nn.ConvTranspose1d(in_channels, out_channels, kernel_size, stride=stride, padding=padding)
+
+    def forward(self, x):
+        x = x.contiguous()
+        stride, padding = self.conv.stride[0], self.conv.padding[0]
+        K = self.conv.kernel_size[0]
+        L_out = (x.shape[2] - 1) * stride + K
+        return launch(x, self.conv.weight, self.conv.bias, L_out, stride, padding)
+"""
+
+CONVT_INLINE_CANDIDATE = CONVT_CANDIDATE[: CONVT_CANDIDATE.index("def launch")] + """\
+def conv_transpose1d_triton(x, weight, bias, stride, padding):
+    x = x.contiguous()
+    N, C_in, L_in = x.shape
+    C_out, K = weight.shape[1], weight.shape[2]
+    out = torch.empty((N, C_out, (L_in - 1) * stride + K), device=x.device, dtype=x.dtype)
+    L_out = out.shape[2]
+    grid = (N * C_out, triton.cdiv(L_out, 32))
+    convt1d_kernel[grid](x, weight, bias, out, C_in, L_in, C_out, L_out, stride, padding, K=K, BLOCK=32)
+    return out
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding):
+        super().__init__()
+        self.conv = nn.ConvTranspose1d(in_channels, out_channels, kernel_size, stride=stride, padding=padding)
+
+    def forward(self, x):
+        return conv_transpose1d_triton(x, self.conv.weight, self.conv.bias, self.conv.stride[0],
+                                       self.conv.padding[0])
+"""
+
+
+def convt_context(candidate: str) -> RuleContext:
+    """The crash of a CONVT candidate: the reference's length is 49 (stride 3, padding 1, kernel 3, 17 in),
+    the candidate's, without the padding, 51."""
+    got, want = [([2, 3, 51], "float32")], [([2, 3, 49], "float32")]
+    crash = explain_output("shape_mismatch", candidate, got, want, [])
+    return RuleContext.from_reference(CONVT_REFERENCE, {"crash": crash})

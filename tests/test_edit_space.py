@@ -17,10 +17,13 @@ from kernel_medic.tools.repair.rules.base import RuleContext
 from kernel_medic.tools.repair.search import candidates, light_score
 from kernel_medic.tools.repair.spec_checks import spec_gaps, spec_hypotheses
 from problems import (
+    CONVT_CANDIDATE,
+    CONVT_INLINE_CANDIDATE,
     LIGHT_TOML,
     OPAQUE_SCALE_REFERENCE,
     PAD_CANDIDATE,
     PAD_REFERENCE,
+    convt_context,
     scale_candidate,
     write_problem,
 )
@@ -414,3 +417,26 @@ def test_a_wrong_output_size_gains_a_term_that_closes_the_shape_gap() -> None:
     twice = {rw.description for rw in generate(PAD_CANDIDATE, context(100)) if rw.rule == "edit_size_term"}
     assert "forward: L + self.padding -> L + self.padding + 2 * self.padding (line 25)" in twice, twice
     assert not [rw for rw in generate(PAD_CANDIDATE, context(106)) if rw.rule == "edit_size_term"]
+
+
+def test_a_size_formula_is_found_in_the_caller_of_the_allocating_launcher_and_in_an_allocation() -> None:
+    # forward computes `L_out` and hands it to `launch`, which allocates with it: the formula is in forward,
+    # and its locals `stride, padding = self.conv.stride[0], self.conv.padding[0]` take the constructor's
+    # values (3 and 1), so only `- 2 * padding` closes the gap of -2.
+    found = {
+        rw.description
+        for rw in generate(CONVT_CANDIDATE, convt_context(CONVT_CANDIDATE))
+        if rw.rule == "edit_size_term"
+    }
+    fix = "forward: (x.shape[2] - 1) * stride + K -> (x.shape[2] - 1) * stride + K - 2 * padding (line 45)"
+    assert found == {fix}, found
+    # Written inside `torch.empty((N, C_out, ...))` with sizes whose values are not known here: the terms
+    # shrink the size (the gap is negative), and the bias handed to the kernel as a pointer is no term.
+    inline = [
+        rw
+        for rw in generate(CONVT_INLINE_CANDIDATE, convt_context(CONVT_INLINE_CANDIDATE))
+        if rw.rule == "edit_size_term"
+    ]
+    terms = {rw.description.rpartition(" + K ")[2].rpartition(" (line")[0] for rw in inline}
+    assert terms == {"- stride", "- 2 * stride", "- padding", "- 2 * padding"}, terms
+    assert any("(L_in - 1) * stride + K - 2 * padding), device" in rw.source for rw in inline)

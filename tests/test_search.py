@@ -11,10 +11,19 @@ from kernel_medic.tools.evaluation.cases import automatic_shape_overrides
 from kernel_medic.tools.evaluation.problem import load_problem
 from kernel_medic.tools.integrity.static_checks import introduces_constant_trip_count
 from kernel_medic.tools.repair.patchers import SCREEN_BATCH, SLIVER, OfflinePatcher, PatchRequest
-from kernel_medic.tools.repair.rules.base import Rewrite
+from kernel_medic.tools.repair.rules.base import Rewrite, RuleContext
 from kernel_medic.tools.repair.search import Screened, best_first, candidates, passing_cases, promise
 from kernel_medic.tools.trace import source_hash
-from problems import LIGHT_TOML, PAD_CANDIDATE, PAD_REFERENCE, scale_candidate, write_problem
+from problems import (
+    CONVT_CANDIDATE,
+    CONVT_REFERENCE,
+    LIGHT_TOML,
+    PAD_CANDIDATE,
+    PAD_REFERENCE,
+    convt_context,
+    scale_candidate,
+    write_problem,
+)
 
 # Two independent bugs: a grid by floor division leaves the tail unwritten, and `<=` writes one past the end.
 TWO_BUGS = scale_candidate(("mask = offs < n\n", "mask = offs <= n\n"), ("triton.cdiv(n, 256)", "n // 256"))
@@ -288,6 +297,19 @@ def test_an_output_size_missing_a_term_gains_the_module_attribute_it_lacks(tmp_p
     result = run(folder, tmp_path)
     assert result.status == "repaired", [(a["description"], a["verdict"]) for a in result.attempts]
     assert "L_out = L + self.padding + self.padding" in (result.repaired_source or "")
+
+
+def test_an_output_of_the_wrong_shape_screens_the_hosts_size_edits_before_any_kernel_edit() -> None:
+    # No edit inside a kernel changes the shape an output is allocated with: with the kernel's rules first, a
+    # transposed convolution sized without its padding spent its whole budget on the kernel (unrepaired).
+    found = candidates(CONVT_CANDIDATE, [], convt_context(CONVT_CANDIDATE), ranked_lines=[15, 20, 24])
+    kernel_end = CONVT_CANDIDATE[: CONVT_CANDIDATE.index("def launch")].count("\n")
+    first_kernel = next(i for i, rw in enumerate(found) if rw.line <= kernel_end)
+    size_term = next(i for i, rw in enumerate(found) if rw.rule == "edit_size_term")
+    assert size_term < 4 and size_term < first_kernel, [(rw.rule, rw.line) for rw in found[:8]]
+    # With no shape to fix, the kernel's own rules keep their place.
+    plain = candidates(CONVT_CANDIDATE, [], RuleContext.from_reference(CONVT_REFERENCE), ranked_lines=[15])
+    assert plain[0].line <= kernel_end
 
 
 def test_of_two_edits_with_the_same_result_the_cheaper_kernel_screens_first() -> None:

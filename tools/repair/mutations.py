@@ -211,12 +211,19 @@ MUTATIONS: dict[str, Rule] = {r.id: r for r in rules_of(__name__)}
 
 def kernel_lines(source: str, names: Sequence[str]) -> list[tuple[int, int]]:
     """(first, last) lines of the named kernels."""
+    return [(lo, hi) for name, lo, hi in _kernel_spans(source) if name in names]
+
+
+def kernel_spans(source: str) -> list[tuple[int, int]]:
+    """(first, last) lines of every kernel."""
+    return [(lo, hi) for _, lo, hi in _kernel_spans(source)]
+
+
+def _kernel_spans(source: str) -> list[tuple[str, int, int]]:
     tree = _tree(source)
     if tree is None:
         return []
-    return [
-        (tree.line(fn), tree.line(fn, end=True)) for fn in _kernels(tree.module) if fn.name.value in names
-    ]
+    return [(fn.name.value, tree.line(fn), tree.line(fn, end=True)) for fn in _kernels(tree.module)]
 
 
 def mutate(

@@ -19,9 +19,10 @@ from typing import Any
 from kernel_medic.tools.evaluation.mismatch import closer, distance
 from kernel_medic.tools.repair.edit_space import generate
 from kernel_medic.tools.repair.edits import diff_stats
-from kernel_medic.tools.repair.mutations import MUTATIONS, mutate
+from kernel_medic.tools.repair.mutations import MUTATIONS, kernel_spans, mutate
 from kernel_medic.tools.repair.rules.base import Rewrite, RuleContext
 from kernel_medic.tools.repair.rules.registry import propose
+from kernel_medic.tools.repair.size_terms import sizing_lines
 from kernel_medic.tools.trace import source_hash
 
 EvaluateFn = Callable[[str, str], dict[str, Any]]
@@ -321,6 +322,16 @@ def candidates(
             pointed = [x for lo, hi in lines or [] for x in range(lo, hi + 1)]
             edits = generate(source, context, [*pointed, *(ranked_lines or [])], extra=MUTATIONS)
         found += [rw for rw in edits if rw.source not in seen]
+    if context is not None and context.crash.get("class") == "output_allocation":
+        # An output of the wrong shape or dtype is allocated on the host: no edit inside a kernel can change
+        # it, so the host's edits (sizes, dtypes, views) screen first, each list keeping its own order.
+        # Where the size is computed or allocated comes first of all.
+        spans, sizing = kernel_spans(source), sizing_lines(source)
+
+        def place(rw: Rewrite) -> int:
+            return 2 if any(lo <= rw.line <= hi for lo, hi in spans) else int(rw.line not in sizing)
+
+        found.sort(key=place)
     return found
 
 
