@@ -248,6 +248,256 @@ class ModelNew(nn.Module):
 """
 
 
+# A strided convolution whose input index lost its stride, in both dimensions (`oh - pad + kh`).
+CONV2D_REFERENCE = """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size, stride=stride, padding=padding)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+def get_inputs():
+    return [torch.randn(2, 3, 13, 11)]
+
+
+def get_init_inputs():
+    return [3, 4, 3, 2, 1]
+"""
+
+CONV2D_CANDIDATE = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def conv2d_kernel(x_ptr, w_ptr, b_ptr, y_ptr, C_in, H, W, C_out, H_out, W_out, stride, pad,
+                  KS: tl.constexpr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    n = pid // C_out
+    co = pid % C_out
+    offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    oh = offs // W_out
+    ow = offs % W_out
+    valid = offs < H_out * W_out
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for ci in range(C_in):
+        for kh in range(KS):
+            for kw in range(KS):
+                ih = oh - pad + kh
+                iw = ow - pad + kw
+                inside = valid & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+                xv = tl.load(x_ptr + ((n * C_in + ci) * H + ih) * W + iw, mask=inside, other=0.0)
+                wv = tl.load(w_ptr + ((co * C_in + ci) * KS + kh) * KS + kw)
+                acc += xv * wv
+    acc += tl.load(b_ptr + co)
+    tl.store(y_ptr + (n * C_out + co) * H_out * W_out + offs, acc, mask=valid)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size, stride=stride, padding=padding)
+
+    def forward(self, x):
+        x = x.contiguous()
+        N, C_in, H, W = x.shape
+        C_out = self.conv.out_channels
+        KS = self.conv.kernel_size[0]
+        s, p = self.conv.stride[0], self.conv.padding[0]
+        H_out = (H + 2 * p - KS) // s + 1
+        W_out = (W + 2 * p - KS) // s + 1
+        y = torch.empty(N, C_out, H_out, W_out, device=x.device, dtype=x.dtype)
+        grid = (N * C_out, triton.cdiv(H_out * W_out, 64))
+        conv2d_kernel[grid](x, self.conv.weight, self.conv.bias, y, C_in, H, W, C_out, H_out, W_out, s, p,
+                            KS=KS, BLOCK=64)
+        return y
+"""
+
+# A 3-norm that cubes signed values: the reference's `vector_norm` takes their absolute value first.
+PNORM_REFERENCE = """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, p):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x):
+        return torch.linalg.vector_norm(x, ord=self.p, dim=1)
+
+
+def get_inputs():
+    return [torch.randn(16, 300)]
+
+
+def get_init_inputs():
+    return [3.0]
+"""
+
+PNORM_CANDIDATE = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def pnorm_kernel(x_ptr, out_ptr, n_cols, p, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+        acc += x * x * x
+    total = tl.sum(acc, axis=0)
+    tl.store(out_ptr + row, tl.exp(tl.log(total) / p))
+
+
+class ModelNew(nn.Module):
+    def __init__(self, p):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x):
+        x = x.contiguous()
+        rows, cols = x.shape
+        out = torch.empty(rows, device=x.device, dtype=x.dtype)
+        pnorm_kernel[(rows,)](x, out, cols, self.p, BLOCK=128)
+        return out
+"""
+
+# A fused linear + ReLU that applies the ReLU before the bias (a load between the two updates).
+LINEAR_RELU_REFERENCE = """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        return torch.relu(self.linear(x))
+
+
+def get_inputs():
+    return [torch.randn(24, 40)]
+
+
+def get_init_inputs():
+    return [40, 36]
+"""
+
+LINEAR_RELU_CANDIDATE = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def linear_relu_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, K,
+                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        rk = k0 + tl.arange(0, BLOCK_K)
+        a_mask = (rm[:, None] < M) & (rk[None, :] < K)
+        a = tl.load(x_ptr + rm[:, None] * K + rk[None, :], mask=a_mask, other=0.0)
+        b_mask = (rn[None, :] < N) & (rk[:, None] < K)
+        b = tl.load(w_ptr + rn[None, :] * K + rk[:, None], mask=b_mask, other=0.0)
+        acc += tl.dot(a, b)
+    acc = tl.maximum(acc, 0.0)
+    bias = tl.load(b_ptr + rn, mask=rn < N, other=0.0)
+    acc = acc + bias[None, :]
+    tl.store(y_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        x = x.contiguous()
+        M, K = x.shape
+        N = self.linear.out_features
+        y = torch.empty(M, N, device=x.device, dtype=x.dtype)
+        grid = (triton.cdiv(M, 16), triton.cdiv(N, 16))
+        linear_relu_kernel[grid](x, self.linear.weight, self.linear.bias, y, M, N, K,
+                                 BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)
+        return y
+"""
+
+# addcmul with its value scaling the whole sum instead of the product.
+ADDCMUL_REFERENCE = """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, value):
+        super().__init__()
+        self.value = value
+
+    def forward(self, x, t1, t2):
+        return torch.addcmul(x, t1, t2, value=self.value)
+
+
+def get_inputs():
+    return [torch.randn(8, 129), torch.randn(8, 129), torch.randn(8, 129)]
+
+
+def get_init_inputs():
+    return [0.5]
+"""
+
+ADDCMUL_CANDIDATE = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def addcmul_kernel(x_ptr, a_ptr, b_ptr, out_ptr, n, value, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    a = tl.load(a_ptr + offs, mask=mask)
+    b = tl.load(b_ptr + offs, mask=mask)
+    out = (x + a * b) * value
+    tl.store(out_ptr + offs, out, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, value):
+        super().__init__()
+        self.value = value
+
+    def forward(self, x, t1, t2):
+        x, t1, t2 = x.contiguous(), t1.contiguous(), t2.contiguous()
+        out = torch.empty_like(x)
+        n = x.numel()
+        addcmul_kernel[(triton.cdiv(n, 256),)](x, t1, t2, out, n, self.value, BLOCK=256)
+        return out
+"""
+
 def convt_context(candidate: str) -> RuleContext:
     """The crash of a CONVT candidate: the reference's length is 49 (stride 3, padding 1, kernel 3, 17 in),
     the candidate's, without the padding, 51."""

@@ -17,12 +17,20 @@ from kernel_medic.tools.repair.rules.base import RuleContext
 from kernel_medic.tools.repair.search import candidates, light_score
 from kernel_medic.tools.repair.spec_checks import spec_gaps, spec_hypotheses
 from problems import (
+    ADDCMUL_CANDIDATE,
+    ADDCMUL_REFERENCE,
+    CONV2D_CANDIDATE,
+    CONV2D_REFERENCE,
     CONVT_CANDIDATE,
     CONVT_INLINE_CANDIDATE,
     LIGHT_TOML,
+    LINEAR_RELU_CANDIDATE,
+    LINEAR_RELU_REFERENCE,
     OPAQUE_SCALE_REFERENCE,
     PAD_CANDIDATE,
     PAD_REFERENCE,
+    PNORM_CANDIDATE,
+    PNORM_REFERENCE,
     convt_context,
     scale_candidate,
     write_problem,
@@ -440,3 +448,66 @@ def test_a_size_formula_is_found_in_the_caller_of_the_allocating_launcher_and_in
     terms = {rw.description.rpartition(" + K ")[2].rpartition(" (line")[0] for rw in inline}
     assert terms == {"- stride", "- 2 * stride", "- padding", "- 2 * padding"}, terms
     assert any("(L_in - 1) * stride + K - 2 * padding), device" in rw.source for rw in inline)
+
+
+def test_an_index_term_gains_the_stride_it_lost_alone_and_with_its_twin() -> None:
+    context = RuleContext.from_reference(CONV2D_REFERENCE)
+    edits = generate(CONV2D_CANDIDATE, context)
+    found = {rw.description: rw for rw in edits if rw.rule == "edit_index_scale"}
+    assert "conv2d_kernel: oh -> oh * stride in oh - pad + kh (line 21)" in found, sorted(found)
+    both = found["conv2d_kernel: every oh / ow times stride (line 21)"].source
+    assert "ih = oh * stride - pad + kh" in both and "iw = ow * stride - pad + kw" in both
+    # Sizes that flatten an index (channels, extents, divisors) are not scales a term lost.
+    scales = {d.split(" in ")[0].rpartition(" * ")[2] for d in found if " -> " in d}
+    assert scales == {"stride"}, sorted(found)
+
+
+def test_a_function_the_reference_applies_wraps_one_value_of_the_kernel_that_never_applies_it() -> None:
+    edits = generate(PNORM_CANDIDATE, RuleContext.from_reference(PNORM_REFERENCE))
+    found = {rw.description: rw for rw in edits if rw.rule == "edit_missing_function"}
+    loaded = "pnorm_kernel: tl.abs(tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0))"
+    assert loaded + " (line 13)" in found, sorted(found)
+    assert "pnorm_kernel: tl.abs(x * x * x) (line 14)" in found
+    # Indices, masks and the accumulator's zeros are not data; a kernel that applies abs gets no abs edit.
+    assert not any("tl.abs(row" in d or "tl.abs(start" in d or "tl.abs(tl.zeros" in d for d in found)
+    applied = PNORM_CANDIDATE.replace("acc += x * x * x", "acc += tl.abs(x) * x * x")
+    again = generate(applied, RuleContext.from_reference(PNORM_REFERENCE))
+    wrapped = [rw.description.split(": ", 1)[1] for rw in again if rw.rule == "edit_missing_function"]
+    assert wrapped and not any(w.startswith(("tl.abs(", "store tl.abs(")) for w in wrapped), wrapped
+    # A reference that applies nothing of the kind: no edit.
+    plain = PNORM_REFERENCE.replace("torch.linalg.vector_norm(x, ord=self.p, dim=1)", "x.sum(dim=1)")
+    assert not [
+        rw
+        for rw in generate(PNORM_CANDIDATE, RuleContext.from_reference(plain))
+        if rw.rule == "edit_missing_function"
+    ]
+
+
+def test_two_updates_of_one_value_trade_places_when_nothing_between_them_touches_it() -> None:
+    edits = generate(LINEAR_RELU_CANDIDATE, RuleContext.from_reference(LINEAR_RELU_REFERENCE))
+    moved = [rw for rw in edits if rw.rule == "edit_statement_order"]
+    # The ReLU moves after the bias; the bias update cannot move before the load of `bias` it reads.
+    assert [rw.description for rw in moved] == [
+        "linear_relu_kernel: acc = tl.maximum(acc, 0.0) moved after acc = acc + bias[None, :] (line 22)"
+    ]
+    lines = moved[0].source.splitlines()
+    assert lines.index("    acc = acc + bias[None, :]") < lines.index("    acc = tl.maximum(acc, 0.0)")
+    # An update of the value between them (here a store of it) pins the order.
+    pinned = LINEAR_RELU_CANDIDATE.replace(
+        "    bias = tl.load(", "    tl.store(y_ptr, acc)\n    bias = tl.load("
+    )
+    edits = generate(pinned, RuleContext.from_reference(LINEAR_RELU_REFERENCE))
+    assert not [rw for rw in edits if rw.rule == "edit_statement_order"]
+
+
+def test_a_scale_moves_among_the_terms_of_a_sum_of_data_but_never_of_an_index() -> None:
+    edits = generate(ADDCMUL_CANDIDATE, RuleContext.from_reference(ADDCMUL_REFERENCE))
+    moved = {rw.description.split(": ", 1)[1] for rw in edits if rw.rule == "edit_factor_placement"}
+    assert "(x + a * b) * value -> x + a * b * value (line 14)" in moved, moved
+    assert "(x + a * b) * value -> x * value + a * b (line 14)" in moved, moved
+    back = ADDCMUL_CANDIDATE.replace("out = (x + a * b) * value", "out = x + a * b * value")
+    edits = generate(back, RuleContext.from_reference(ADDCMUL_REFERENCE))
+    moved = {rw.description.split(": ", 1)[1] for rw in edits if rw.rule == "edit_factor_placement"}
+    assert "x + a * b * value -> (x + a * b) * value (line 14)" in moved, moved
+    # `x_ptr + offs` and `pid * BLOCK + arange` are indices: no scale moves there.
+    assert not any("BLOCK" in d or "offs" in d for d in moved), moved

@@ -16,7 +16,14 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 import libcst.matchers as m
-from kernel_medic.tools.repair import size_terms, spec_checks
+from kernel_medic.tools.repair import (
+    factor_placement,
+    index_scale,
+    missing_function,
+    size_terms,
+    spec_checks,
+    statement_order,
+)
 from kernel_medic.tools.repair.rules.base import (
     Edit,
     Rewrite,
@@ -702,7 +709,17 @@ def edit_flag(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
 
 
 EDITS: dict[str, Rule] = {
-    r.id: r for r in (*rules_of(__name__), *rules_of(spec_checks.__name__), *rules_of(size_terms.__name__))
+    r.id: r
+    for module in (
+        __name__,
+        spec_checks.__name__,
+        size_terms.__name__,
+        index_scale.__name__,
+        missing_function.__name__,
+        statement_order.__name__,
+        factor_placement.__name__,
+    )
+    for r in rules_of(module)
 }
 
 # Cheaper-to-believe edit types first within one statement (one line may carry many edits).
@@ -711,7 +728,8 @@ _TYPE_ORDER = (
     "mut_bound_pm1",
     "edit_grid", "edit_launch_tensor", "edit_flag",
     "edit_spec_divisor", "mut_program_id", "edit_reduction", "edit_acc_dtype", "edit_variable",
-    "edit_index_term", "edit_row_offset", "mut_swap_args", "edit_function", "edit_operator", "mut_literal",
+    "edit_index_term", "edit_index_scale", "edit_row_offset", "mut_swap_args", "edit_function",
+    "edit_missing_function", "edit_statement_order", "edit_factor_placement", "edit_operator", "mut_literal",
     "edit_constant",
 )  # fmt: skip
 

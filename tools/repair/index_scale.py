@@ -1,0 +1,143 @@
+"""Index terms missing their scale (part of the edit space).
+
+An index or address is a sum of terms, each an index times its stride: `oh * stride - pad + kh`,
+`x_ptr + row * stride_xm + col`. A term written without its factor (`oh - pad + kh`, `x_ptr + row + col`)
+reads the wrong element everywhere but at zero. The edit multiplies one index term of a sum by a scale the
+kernel has: a parameter named as a stride or a dilation, or a name the kernel already multiplies another index
+by (the H statement has its stride, the W statement lost it).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+from kernel_medic.tools.repair.rules.base import (
+    Edit,
+    RuleContext,
+    Tree,
+    _assignments,
+    _calls,
+    _expr,
+    _names,
+    _params,
+    _program_id_names,
+    _render,
+    rule,
+    rules_of,
+)
+from kernel_medic.tools.repair.rules.conv_spec import _apply
+
+_CHAIN = (cst.Add, cst.Subtract)
+
+
+def _leaves(op: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The terms of a sum or difference (not looking inside parentheses)."""
+    if isinstance(op, cst.BinaryOperation) and isinstance(op.operator, _CHAIN) and not op.lpar:
+        return _leaves(op.left) + _leaves(op.right)
+    return [op]
+
+
+def _index_sources(fn: cst.FunctionDef) -> set[str]:
+    """Names an index starts from: program ids, `tl.arange` offsets and loop variables."""
+    out = set(_program_id_names(fn))
+    for targets, value in _assignments(fn.body):
+        if _calls(value, "tl.arange"):
+            out |= targets
+    for loop in m.findall(fn.body, m.For()):
+        assert isinstance(loop, cst.For)
+        out |= _names(loop.target)
+    return out
+
+
+def _flow(fn: cst.FunctionDef) -> dict[str, set[str]]:
+    """name -> the names its value is computed from, transitively."""
+    direct: dict[str, set[str]] = {}
+    for targets, value in _assignments(fn.body):
+        for t in targets:
+            direct.setdefault(t, set()).update(_names(value))
+    out: dict[str, set[str]] = {}
+    for name in direct:
+        seen, todo = {name}, [name]
+        while todo:
+            for nxt in direct.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        out[name] = seen
+    return out
+
+
+def _scales(fn: cst.FunctionDef, indices: set[str]) -> list[str]:
+    """Stride and dilation parameters, and names some index is already multiplied by."""
+    params = [p.name.value for p in _params(fn)]
+    out = [p for p in params if "stride" in p.lower() or "dil" in p.lower()]
+    for op in m.findall(fn.body, m.BinaryOperation(operator=m.Multiply())):
+        assert isinstance(op, cst.BinaryOperation)
+        for a, b in ((op.left, op.right), (op.right, op.left)):
+            if isinstance(a, cst.Name) and isinstance(b, cst.Name) and a.value in indices:
+                out += [b.value] if b.value in params else []
+    # A size (a loop's extent, a mask's bound, a divisor that unflattens) flattens indices: not a lost scale.
+    sizes = {n for c in m.findall(fn.body, m.Comparison()) for n in _names(c)}
+    sizes |= {n for c in _calls(fn.body, "range", "tl.range", "tl.static_range") for n in _names(c)}
+    for op in m.findall(fn.body, m.BinaryOperation(operator=m.FloorDivide() | m.Modulo())):
+        assert isinstance(op, cst.BinaryOperation)
+        sizes |= _names(op.right)
+    return [n for n in dict.fromkeys(out) if n not in sizes or "stride" in n.lower() or "dil" in n.lower()]
+
+
+@rule("edit_index_scale", title="an index term gains its stride", bug_class="edit:index_term", guarded=True)
+def edit_index_scale(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """`oh - pad + kh` -> `oh * stride - pad + kh`: one index term of a sum is multiplied by a scale."""
+    sources = _index_sources(fn)
+    flow = _flow(fn)
+    params = {p.name.value for p in _params(fn)}
+    indices = {n for n in _names(fn.body) if n not in params and flow.get(n, {n}) & sources}
+    scales = _scales(fn, indices)
+    if not scales:
+        return
+    chains: list[tuple[cst.BinaryOperation, list[cst.BaseExpression]]] = []
+    for op in m.findall(fn.body, m.BinaryOperation()):
+        assert isinstance(op, cst.BinaryOperation)
+        parent = tree.parent(op)
+        if not isinstance(op.operator, _CHAIN) or (
+            isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, _CHAIN) and not op.lpar
+        ):
+            continue  # one edit set per whole sum, at its top
+        chains.append((op, _leaves(op)))
+        present = _names(op)
+        for term in chains[-1][1]:
+            if not (isinstance(term, cst.Name) and term.value in indices):
+                continue
+            for scale in scales:
+                if scale in present:
+                    continue
+                what = f"{fn.name.value}: {term.value} -> {term.value} * {scale} in {tree.code(op)}"
+                yield tree.edit(term, _expr(f"{term.value} * {scale}"), what, tree.line(op))
+    # Twins (`oh - pad + kh` and `ow - pad + kw`: the same sum over other indices) lose the scale together.
+    twins: dict[str, list[tuple[cst.BinaryOperation, list[cst.BaseExpression]]]] = {}
+    for op, terms in chains:
+        shape = _render(op)
+        for term in terms:
+            if isinstance(term, cst.Name) and term.value in indices:
+                shape = re.sub(rf"\b{re.escape(term.value)}\b", "#", shape)
+        twins.setdefault(shape, []).append((op, terms))
+    for group in twins.values():
+        if len(group) < 2:
+            continue
+        for i, term in enumerate(group[0][1]):
+            if not (isinstance(term, cst.Name) and term.value in indices):
+                continue
+            for scale in scales:
+                if any(scale in _names(op) for op, _ in group):
+                    continue
+                mapping: dict[cst.CSTNode, cst.CSTNode] = {
+                    terms[i]: _expr(f"{_render(terms[i])} * {scale}") for _, terms in group
+                }
+                what = f"{fn.name.value}: every {' / '.join(_render(t[i]) for _, t in group)} times {scale}"
+                yield Edit(_apply(tree, replace=mapping), tree.line(group[0][0]), what)
+
+
+RULES = rules_of(__name__)
