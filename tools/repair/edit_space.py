@@ -36,6 +36,7 @@ from kernel_medic.tools.repair.rules.base import (
     _constexpr_params,
     _dotted,
     _expr,
+    _flow_names,
     _kernels,
     _launches,
     _literal_value,
@@ -345,24 +346,6 @@ def edit_row_offset(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
                 new = _expr(f"{_render(address)} + {pid} * {scale}")
                 what = f"{fn.name.value}: {tree.code(address)} + {pid} * {scale}"
                 yield tree.edit(address, new, what)
-
-
-def _flow_names(fn: cst.FunctionDef) -> dict[str, set[str]]:
-    """name -> every name its value is computed from (transitively, within the kernel)."""
-    direct: dict[str, set[str]] = {}
-    for targets, value in _assignments(fn.body):
-        for t in targets:
-            direct.setdefault(t, set()).update(_names(value))
-    out: dict[str, set[str]] = {}
-    for name in direct:
-        seen, todo = {name}, [name]
-        while todo:
-            for nxt in direct.get(todo.pop(), ()):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
-        out[name] = seen
-    return out
 
 
 # ---------------------------------------------------------------- reduction axis and extent, dtype

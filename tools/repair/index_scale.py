@@ -21,6 +21,7 @@ from kernel_medic.tools.repair.rules.base import (
     _assignments,
     _calls,
     _expr,
+    _flow_names,
     _names,
     _params,
     _program_id_names,
@@ -52,24 +53,6 @@ def _index_sources(fn: cst.FunctionDef) -> set[str]:
     return out
 
 
-def _flow(fn: cst.FunctionDef) -> dict[str, set[str]]:
-    """name -> the names its value is computed from, transitively."""
-    direct: dict[str, set[str]] = {}
-    for targets, value in _assignments(fn.body):
-        for t in targets:
-            direct.setdefault(t, set()).update(_names(value))
-    out: dict[str, set[str]] = {}
-    for name in direct:
-        seen, todo = {name}, [name]
-        while todo:
-            for nxt in direct.get(todo.pop(), ()):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
-        out[name] = seen
-    return out
-
-
 def _scales(fn: cst.FunctionDef, indices: set[str]) -> list[str]:
     """Stride and dilation parameters, and names some index is already multiplied by."""
     params = [p.name.value for p in _params(fn)]
@@ -92,7 +75,7 @@ def _scales(fn: cst.FunctionDef, indices: set[str]) -> list[str]:
 def edit_index_scale(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """`oh - pad + kh` -> `oh * stride - pad + kh`: one index term of a sum is multiplied by a scale."""
     sources = _index_sources(fn)
-    flow = _flow(fn)
+    flow = _flow_names(fn)
     params = {p.name.value for p in _params(fn)}
     indices = {n for n in _names(fn.body) if n not in params and flow.get(n, {n}) & sources}
     scales = _scales(fn, indices)

@@ -569,6 +569,24 @@ def _scaled_by(text: str, name: str) -> bool:
     return re.search(rf"\*\s*{n}\b|\b{n}\s*\*", text) is not None
 
 
+def _flow_names(fn: cst.FunctionDef) -> dict[str, set[str]]:
+    """name -> every name its value is computed from (transitively, within the kernel)."""
+    direct: dict[str, set[str]] = {}
+    for targets, value in _assignments(fn.body):
+        for t in targets:
+            direct.setdefault(t, set()).update(_names(value))
+    out: dict[str, set[str]] = {}
+    for name in direct:
+        seen, todo = {name}, [name]
+        while todo:
+            for nxt in direct.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        out[name] = seen
+    return out
+
+
 def _program_id_names(fn: cst.FunctionDef) -> set[str]:
     names = set()
     for targets, value in _assignments(fn.body):
