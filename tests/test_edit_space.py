@@ -492,6 +492,13 @@ def test_two_updates_of_one_value_trade_places_when_nothing_between_them_touches
     ]
     lines = moved[0].source.splitlines()
     assert lines.index("    acc = acc + bias[None, :]") < lines.index("    acc = tl.maximum(acc, 0.0)")
+    # The swap changes both statements: it ranks with the more suspect one (where agreement is first lost).
+    bias_line = next(
+        i for i, line in enumerate(LINEAR_RELU_CANDIDATE.splitlines(), 1) if "acc = acc + bias" in line
+    )
+    ranked = generate(LINEAR_RELU_CANDIDATE, RuleContext.from_reference(LINEAR_RELU_REFERENCE), [bias_line])
+    first_rules = [rw.rule for rw in ranked[:30]]
+    assert "edit_statement_order" in first_rules, first_rules
     # An update of the value between them (here a store of it) pins the order.
     pinned = LINEAR_RELU_CANDIDATE.replace(
         "    bias = tl.load(", "    tl.store(y_ptr, acc)\n    bias = tl.load("

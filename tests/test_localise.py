@@ -14,7 +14,13 @@ from kernel_medic.tools.diagnosis.localise import (
 )
 from kernel_medic.tools.diagnosis.recording import instrument_for_recording
 from kernel_medic.tools.evaluation.problem import load_problem
-from problems import LIGHT_TOML, scale_candidate, write_problem
+from problems import (
+    LIGHT_TOML,
+    LINEAR_RELU_CANDIDATE,
+    LINEAR_RELU_REFERENCE,
+    scale_candidate,
+    write_problem,
+)
 
 ROW_REFERENCE = """\
 import torch
@@ -91,11 +97,14 @@ def _problem(tmp_path: Path, body: str, expr: str) -> tuple[object, str]:
     return load_problem(folder), source
 
 
-def test_agreement_matches_values_up_to_reshape_and_tolerance() -> None:
-    pool = reference_pool([torch.tensor([[1.0, 2.0], [3.0, 4.0]]), torch.tensor([0.5])])
-    assert agreement_share(torch.tensor([4.0, 1.0, 0.5 + 1e-6]), pool) == (1.0, 3)
+def test_agreement_matches_values_of_one_quantity_up_to_reshape_and_tolerance() -> None:
+    pool = reference_pool([torch.tensor([[1.0, 2.0], [3.0, 4.0]]), torch.tensor([0.5, -2.5])])
+    assert agreement_share(torch.tensor([4.0, 2.0, 3.0 + 1e-6, 0.0]), pool) == (1.0, 4)  # 0 and 1: fills
     share, count = agreement_share(torch.tensor([4.0, 7.0, float("nan")]), pool)
     assert (share, count) == (0.5, 2)  # non-finite values are not judged
+    # Values drawn from two quantities are no quantity of the reference: a mixture does not agree.
+    share, _ = agreement_share(torch.tensor([4.0, 3.0, 0.5, -2.5]), pool)
+    assert share == 0.5
 
 
 def test_rank_puts_the_first_disagreeing_statement_and_what_it_reads_first() -> None:
@@ -133,6 +142,16 @@ def test_recorded_padding_bug_puts_the_load_in_the_top_three(tmp_path: Path, eva
     problem, source = _problem(tmp_path, SOFTMAX_BODY, "torch.softmax(x, dim=-1)")
     loc = localise(problem, evaluator.pool, source)  # type: ignore[arg-type]
     assert _line(source, "vals = tl.load") in loc.lines[:3], loc.to_dict()
+
+
+def test_a_mixture_of_two_reference_quantities_is_where_agreement_is_lost(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    # relu(x @ w) + b is b where x @ w < 0 and the linear output elsewhere: every element is SOME reference
+    # value, but no one quantity holds them: the bias update, not the ReLU before it, is where it goes wrong.
+    folder = write_problem(tmp_path / "p", LINEAR_RELU_CANDIDATE, LINEAR_RELU_REFERENCE, toml=LIGHT_TOML)
+    loc = localise(load_problem(folder), evaluator.pool, LINEAR_RELU_CANDIDATE)  # type: ignore[arg-type]
+    assert loc.first_loss == _line(LINEAR_RELU_CANDIDATE, "acc = acc + bias"), loc.to_dict()
+    relu = next(a for a in loc.agreement if a.line == _line(LINEAR_RELU_CANDIDATE, "tl.maximum"))
+    assert relu.agrees  # zeros and linear outputs: one quantity and the neutral fill
 
 
 def test_an_unwritten_tail_ranks_the_launch_first(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]

@@ -4,12 +4,12 @@ Two kinds of evidence, combined:
 
 - **Agreement of intermediates** (dynamic, the interpreter only): the reference and an instrumented copy of
   the candidate run on the same small inputs (recording.py). A kernel value *agrees* when its values are
-  quantities the reference computes too (its decomposed intermediates, inputs and outputs, up to any
-  broadcast or reshape: values are matched, not positions). The first recorded statement, in execution
-  order, whose values stop agreeing is where agreement is lost; it and the statements it reads from
-  (loads, offsets, masks, then the wrapper lines that hand the kernel its tensors) rank first, and a kernel
-  argument it reads directly is followed through the launch to the wrapper lines computing it (a scale, an
-  eps, a length).
+  (part of) one quantity the reference computes too (one of its decomposed intermediates, inputs and
+  outputs, up to any broadcast or reshape: values are matched, not positions). The first recorded
+  statement, in execution order, whose values stop agreeing is where agreement is lost; it and the
+  statements it reads from (loads, offsets, masks, then the wrapper lines that hand the kernel its tensors)
+  rank first, and a kernel argument it reads directly is followed through the launch to the wrapper lines
+  computing it (a scale, an eps, a length).
 - **Where the output is wrong** (the evaluation report): unwritten or garbage regions, a wrong tail, failures
   only at other shapes point at grids, masks, bounds and stores; failures only on a strided input at the
   wrapper's layout; everywhere-wrong values at the arithmetic.
@@ -38,7 +38,7 @@ from kernel_medic.tools.sandbox.pool import JobOutcome, SandboxLimits, WorkerPoo
 
 REFERENCE_JOB = "kernel_medic.tools.evaluation.jobs:reference_case"
 AGREE = 0.95
-"""A recorded value agrees when at least this share of its finite elements is a reference quantity."""
+"""A recorded value agrees when at least this share of its finite elements is in one reference quantity."""
 _ATOL, _RTOL = 1e-4, 2e-3  # float32 kernels against float64 recordings of a decomposed reference
 _COVERAGE = {"untouched_region", "garbage_region", "zero_region"}
 _TAILS = {"tail_block", "trailing", "leading"}
@@ -49,7 +49,7 @@ _LAYOUT = {"transposed", "rows_permuted", "shifted", "periodic"}
 class Agreement:
     line: int
     name: str
-    share: float  # of finite elements that match a reference quantity
+    share: float  # of finite elements that one reference quantity holds
     count: int
 
     @property
@@ -79,30 +79,57 @@ class Localisation:
 # ---------------------------------------------------------------------------------------- matching
 
 
-def reference_pool(tensors: list[torch.Tensor]) -> torch.Tensor:
-    """Sorted unique finite values of every reference quantity (plus 0 and 1, the neutral fills)."""
-    parts = [t.detach().reshape(-1).to(torch.float64) for t in tensors if t.is_floating_point()]
-    parts.append(torch.tensor([0.0, 1.0], dtype=torch.float64))
-    flat = torch.cat(parts)
-    return torch.unique(flat[torch.isfinite(flat)])
+def reference_pool(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
+    """Per reference quantity, its sorted unique finite values plus 0 and 1 (the neutral fills).
+
+    Quantities stay apart: a correct kernel value is (part of) ONE quantity. A pooled union of every value
+    would call a mixture agreeing (relu(x @ w) + b is b where x @ w < 0 and the linear output elsewhere), and
+    a union of many quantities is dense enough to match almost anything within tolerance.
+    """
+    neutral = torch.tensor([0.0, 1.0], dtype=torch.float64)
+    out: list[torch.Tensor] = []
+    seen: set[tuple[int, float]] = set()
+    for t in tensors:
+        if not t.is_floating_point():
+            continue
+        flat = t.detach().reshape(-1).to(torch.float64)
+        flat = flat[torch.isfinite(flat)]
+        values = torch.unique(torch.cat([flat, neutral]))
+        key = (values.numel(), float(values.sum()))
+        if key not in seen:  # the same tensor recorded twice (an input that is also an intermediate)
+            seen.add(key)
+            out.append(values)
+    return out or [neutral]
 
 
-def agreement_share(values: torch.Tensor, pool: torch.Tensor) -> tuple[float, int]:
-    """(share of the finite `values` within tolerance of some pool value, how many were finite)."""
+def _matches(v: torch.Tensor, sorted_values: torch.Tensor) -> torch.Tensor:
+    """Which of `v` lie within tolerance of some value of `sorted_values`."""
+    if sorted_values.numel() == 1:
+        dist = (v - sorted_values[0]).abs()
+    else:
+        idx = torch.searchsorted(sorted_values, v).clamp(1, sorted_values.numel() - 1)
+        lo, hi = sorted_values[idx - 1], sorted_values[idx]
+        dist = torch.minimum((v - lo).abs(), (v - hi).abs())
+    return dist <= _ATOL + _RTOL * v.abs()
+
+
+_SAMPLE = 256  # values of a record scored against every quantity; the best few are then scored in full
+
+
+def agreement_share(values: torch.Tensor, pool: list[torch.Tensor]) -> tuple[float, int]:
+    """(largest share of the finite `values` one reference quantity explains, how many were finite)."""
     v = values.reshape(-1).to(torch.float64)
     v = v[torch.isfinite(v)]
-    if v.numel() == 0 or pool.numel() == 0:
+    if v.numel() == 0 or not pool:
         return 1.0, 0
-    idx = torch.searchsorted(pool, v).clamp(1, pool.numel() - 1)
-    lo, hi = pool[idx - 1], pool[idx]
-    dist = torch.minimum((v - lo).abs(), (v - hi).abs())
-    if pool.numel() == 1:
-        dist = (v - pool[0]).abs()
-    ok = dist <= _ATOL + _RTOL * v.abs()
-    return float(ok.double().mean()), int(v.numel())
+    sample = v[:: max(1, v.numel() // _SAMPLE)][:_SAMPLE].contiguous()
+    rough = [float(_matches(sample, q).double().mean()) for q in pool]
+    best = sorted(range(len(pool)), key=lambda i: -rough[i])[:3]
+    share = max(float(_matches(v, pool[i]).double().mean()) for i in best)
+    return share, int(v.numel())
 
 
-def match_records(records: list[dict[str, Any]], pool: torch.Tensor) -> list[Agreement]:
+def match_records(records: list[dict[str, Any]], pool: list[torch.Tensor]) -> list[Agreement]:
     """Agreement of every recorded (line, name), in the order the kernel first produced them."""
     out = []
     for rec in records:

@@ -766,5 +766,8 @@ def generate(
             seen.add(rewrite.source)
             out.append(rewrite)
     big = len(rank) + 1
-    out.sort(key=lambda rw: (rank.get(rw.line, big), order.get(rw.rule, len(order))))
+    # An edit that changes several statements (a swap) ranks by the most suspect of them.
+    out.sort(
+        key=lambda rw: (min(rank.get(x, big) for x in (rw.line, *rw.also)), order.get(rw.rule, len(order)))
+    )
     return out

@@ -72,7 +72,8 @@ def edit_statement_order(tree: Tree, fn: cst.FunctionDef, context: RuleContext |
                 for where, new_body in moves:
                     moved = f"{one} moved after {two}" if where == "after" else f"{two} moved before {one}"
                     what = f"{fn.name.value}: {moved}"
-                    yield tree.edit(block, block.with_changes(body=new_body), what, tree.line(first))
+                    new = block.with_changes(body=new_body)
+                    yield tree.edit(block, new, what, tree.line(first), also=(tree.line(body[j]),))
                 break
 
 

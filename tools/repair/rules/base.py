@@ -29,6 +29,7 @@ class Rewrite:
     description: str
     source: str  # the complete new source
     line: int  # 1-based line of the change in the original
+    also: tuple[int, ...] = ()  # other original lines it changes (a swap of two statements), for ranking
 
 
 @dataclass(frozen=True)
@@ -193,9 +194,16 @@ class Tree:
         code = self._splicer.replace(old, new)
         return self.replace(old, new) if code is None else code
 
-    def edit(self, old: cst.CSTNode, new: cst.CSTNode, what: str, line: int | None = None) -> Edit:
-        """`old` replaced by `new`, at `line` (default: `old`'s first line)."""
-        return Edit(self.spliced(old, new), self.line(old) if line is None else line, what)
+    def edit(
+        self,
+        old: cst.CSTNode,
+        new: cst.CSTNode,
+        what: str,
+        line: int | None = None,
+        also: tuple[int, ...] = (),
+    ) -> Edit:
+        """`old` replaced by `new`, at `line` (default: `old`'s first line), changing the `also` lines too."""
+        return Edit(self.spliced(old, new), self.line(old) if line is None else line, what, also)
 
 
 @lru_cache(maxsize=8)
@@ -215,6 +223,7 @@ class Edit:
     module: cst.Module | str
     line: int
     what: str
+    also: tuple[int, ...] = ()  # other original lines the edit changes
 
     @property
     def code(self) -> str:
@@ -255,7 +264,7 @@ def rule(
                 if not guarded:
                     raise
                 return []
-            return [Rewrite(id, f"{e.what} (line {e.line})", e.code, e.line) for e in edits]
+            return [Rewrite(id, f"{e.what} (line {e.line})", e.code, e.line, e.also) for e in edits]
 
         apply.__name__ = apply.__qualname__ = match.__name__
         made = Rule(id, title, bug_class, symptoms, apply, text=per == "text")
