@@ -152,6 +152,32 @@ def test_inline_masks_on_global_row_offsets_compare_the_lanes() -> None:
     assert by_rule(flat, "mask_offsets") == []
 
 
+def test_a_comparison_swallowed_by_an_ampersand_is_regrouped_around_its_own_operands() -> None:
+    # `a < M & k` parses as `a < (M & k)` (M & True is M's lowest bit): the A tile of a matmul read nothing.
+    source = kernel("""
+        @triton.jit
+        def k(a_ptr, b_ptr, out_ptr, M, N, K, BLOCK: tl.constexpr):
+            r = tl.arange(0, BLOCK)
+            k_mask = r < K
+            a = tl.load(a_ptr + r[:, None] * K + r[None, :], mask=r[:, None] < M & k_mask[None, :])
+            b = tl.load(b_ptr + r[:, None] * N + r[None, :], mask=k_mask[:, None] & r[None, :] < N)
+            c_mask = (r[:, None] < M) & (r[None, :] < N)
+            tl.store(out_ptr + r[:, None] * N + r[None, :], tl.dot(a, b), mask=c_mask)
+    """)
+    found = {rw.description: rw.source for rw in propose(source, ["mask_precedence"])}
+    assert set(found) == {
+        "r[:, None] < M & k_mask[None, :] -> (r[:, None] < M) & k_mask[None, :] (line 9)",
+        "k_mask[:, None] & r[None, :] < N -> k_mask[:, None] & (r[None, :] < N) (line 10)",
+        "every comparison regrouped around its operands (2 sites) (line 9)",
+    }, set(found)
+    both = found["every comparison regrouped around its operands (2 sites) (line 9)"]
+    assert "mask=(r[:, None] < M) & k_mask[None, :])" in both
+    assert "mask=k_mask[:, None] & (r[None, :] < N))" in both
+    # Already grouped (the store's mask) or a comparison without a bit operation: nothing to regroup.
+    grouped = kernel(NEW_RULE_KERNELS["mask_precedence"]).replace("rm < M & rn < N", "(rm < M) & (rn < N)")
+    assert not propose(grouped, ["mask_precedence"])
+
+
 def test_le_not_used_as_mask_and_lower_bounds_are_untouched() -> None:
     not_a_mask = LE_MASK.replace("row_mask = offs <= n", "last = offs <= n").replace("row_mask", "offs < n")
     assert by_rule(not_a_mask, "mask_le_to_lt") == []

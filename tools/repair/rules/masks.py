@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 import libcst.matchers as m
@@ -166,6 +166,44 @@ def load_mask(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> I
 # ---------------------------------------------------------------- mask_precedence
 
 
+def _bitop(expr: cst.BaseExpression) -> bool:
+    """An unparenthesised `a & b` or `a | b` (what binds tighter than a comparison without telling)."""
+    return (
+        isinstance(expr, cst.BinaryOperation)
+        and isinstance(expr.operator, cst.BitAnd | cst.BitOr)
+        and not expr.lpar
+    )
+
+
+def _with_edge_leaf(
+    expr: cst.BaseExpression, side: str, build: Callable[[cst.BaseExpression], cst.BaseExpression]
+) -> cst.BaseExpression:
+    """`expr` (a chain of unparenthesised & and |), its leftmost or rightmost operand `x` made `build(x)`."""
+    if not _bitop(expr):
+        return build(expr)
+    assert isinstance(expr, cst.BinaryOperation)
+    if side == "left":
+        return expr.with_changes(left=_with_edge_leaf(expr.left, side, build))
+    return expr.with_changes(right=_with_edge_leaf(expr.right, side, build))
+
+
+def _regroup(cmp: cst.Comparison) -> cst.BaseExpression:
+    """`k & a < M & j` -> `k & (a < M) & j`: the comparison around its true operands, the rightmost of what is
+    on its left and the leftmost of what is on its right."""
+    target = cmp.comparisons[0]
+    subject = cmp.left
+    while _bitop(subject):
+        assert isinstance(subject, cst.BinaryOperation)
+        subject = subject.right
+
+    def compared(first: cst.BaseExpression) -> cst.BaseExpression:
+        return _paren(cst.Comparison(left=subject, comparisons=[target.with_changes(comparator=first)]))
+
+    right_side = _with_edge_leaf(target.comparator, "left", compared)
+    new = _with_edge_leaf(cmp.left, "right", lambda _x: right_side)
+    return new.with_changes(lpar=cmp.lpar, rpar=cmp.rpar)
+
+
 @rule(
     "mask_precedence",
     title="parenthesise `a < M & b < N` into `(a < M) & (b < N)`",
@@ -174,27 +212,36 @@ def load_mask(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> I
     per="module",
 )
 def mask_precedence(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
-    """`a < M & b < N` parses as `a < (M & b) < N`: split it into `(a < M) & (b < N)`."""
+    """`&` and `|` bind tighter than a comparison: `a < M & b < N` parses as `a < (M & b) < N`, `a < M & k`
+    as `a < (M & k)`, `k & a < M` as `(k & a) < M`. Each comparison goes back around its own two operands:
+    `(a < M) & (b < N)`, `(a < M) & k`, `k & (a < M)`. One site at a time, then every site at once (a
+    matmul writes the same mask for A and for B)."""
+    found: dict[cst.CSTNode, cst.CSTNode] = {}
     for cmp in m.findall(tree.module, m.Comparison()):
         assert isinstance(cmp, cst.Comparison)
-        if len(cmp.comparisons) != 2:
+        if len(cmp.comparisons) == 2:
+            middle = cmp.comparisons[0].comparator
+            if not _bitop(middle):
+                continue
+            assert isinstance(middle, cst.BinaryOperation)
+            left = cst.Comparison(
+                left=cmp.left, comparisons=[cmp.comparisons[0].with_changes(comparator=middle.left)]
+            )
+            right = cst.Comparison(left=middle.right, comparisons=[cmp.comparisons[1]])
+            new_node: cst.BaseExpression = cst.BinaryOperation(
+                left=_paren(left), operator=middle.operator, right=_paren(right), lpar=cmp.lpar, rpar=cmp.rpar
+            )
+        elif len(cmp.comparisons) == 1 and (_bitop(cmp.left) or _bitop(cmp.comparisons[0].comparator)):
+            new_node = _regroup(cmp)
+        else:
             continue
-        middle = cmp.comparisons[0].comparator
-        if not (
-            isinstance(middle, cst.BinaryOperation) and isinstance(middle.operator, cst.BitAnd | cst.BitOr)
-        ):
-            continue
-        if middle.lpar:
-            continue
-        left = cst.Comparison(
-            left=cmp.left, comparisons=[cmp.comparisons[0].with_changes(comparator=middle.left)]
-        )
-        right = cst.Comparison(left=middle.right, comparisons=[cmp.comparisons[1]])
-        new_node = cst.BinaryOperation(
-            left=_paren(left), operator=middle.operator, right=_paren(right), lpar=cmp.lpar, rpar=cmp.rpar
-        )
+        found[cmp] = new_node
         what = f"{tree.code(cmp)} -> {_render(new_node)}"
         yield tree.edit(cmp, new_node, what)
+    if len(found) > 1:
+        first = next(iter(found))
+        what = f"every comparison regrouped around its operands ({len(found)} sites)"
+        yield Edit(_replace_many(tree.module, found), tree.line(first), what)
 
 
 @rule(
