@@ -37,7 +37,7 @@ def after_intake(state: RepairState) -> Literal["evaluate", "__end__"]:
 
 
 def after_evaluate(state: RepairState) -> Literal["audit", "diagnose", "__end__"]:
-    if state.get("status") in ("invalid", "unrepaired"):  # bad input, a CPU-interpreter limitation, a stub
+    if state.get("status") in ("invalid", "unrepaired"):  # bad input, interpreter limit, stub, no launch
         return END
     return "audit" if state.get("best_verdict") == "pass" else "diagnose"
 

@@ -8,6 +8,7 @@ from kernel_medic.graph.runtime import config_of, evaluator_for, problem_for, tr
 from kernel_medic.graph.state import RepairState
 from kernel_medic.tools.diagnosis.static_features import stub_kernels
 from kernel_medic.tools.evaluation.problem import InvalidProblem
+from kernel_medic.tools.integrity.static_checks import static_findings
 from kernel_medic.tools.trace import append_event, digest
 
 
@@ -46,8 +47,21 @@ def evaluate(state: RepairState) -> dict[str, Any]:
             stop_reason="stub_kernel",
             error=f"kernel {names} has no body (only pass, ... or a docstring): write it, or regenerate",
         )
+    elif report.verdict == "mismatch" and _never_launches(problem.candidate_source):
+        # It runs and computes its wrong numbers without any kernel: whatever an edit makes pass is host code,
+        # which the integrity gate refuses, so the search could only spend the budget.
+        delta.update(
+            status="unrepaired",
+            stop_reason="no_kernel_launch",
+            error="ModelNew's forward never launches a kernel (the numbers come from host code): "
+            "nothing for a kernel repair to fix; launch the kernel, or regenerate",
+        )
     elif (report.crash or {}).get("class") == "interpreter_limitation":
         # Not the kernel's bug: labelled, never "repaired" (the graph ends here, see builder.after_evaluate).
         evidence = report.crash["evidence"]
         delta.update(status="unrepaired", stop_reason="interpreter_limitation", error=evidence)
     return delta
+
+
+def _never_launches(source: str) -> bool:
+    return any(f.rule == "no_kernel_launch" for f in static_findings(source))

@@ -256,6 +256,21 @@ def test_a_kernel_never_written_stops_at_once_as_a_stub(tmp_path: Path) -> None:
     assert result.attempts == [] and "tanh2_kernel has no body" in result.error
 
 
+def test_a_candidate_computing_its_wrong_numbers_without_any_kernel_stops_at_once(tmp_path: Path) -> None:
+    # Its forward computes on the host and never launches the kernel it defines: an edit that made it pass
+    # would be host code the gate refuses, so the run ends after the baseline instead of searching.
+    folder = tmp_path / "no_launch"
+    shutil.copytree(PROBLEMS / "grid_int", folder)
+    source = (folder / "candidate.py").read_text()
+    launch = next(line for line in source.splitlines() if "tanh2_kernel[" in line)
+    indent = launch[: len(launch) - len(launch.lstrip())]
+    (folder / "candidate.py").write_text(source.replace(launch, f"{indent}out.copy_(torch.tanh(x) * 3)"))
+    config = RepairConfig(strategy="offline", workers=2, kb_path=str(tmp_path / "kb"))
+    result = repair(folder, None, config, trace=tmp_path / "trace.jsonl")
+    assert result.status == "unrepaired" and result.stop_reason == "no_kernel_launch", result.stop_reason
+    assert result.attempts == [] and "never launches a kernel" in result.error
+
+
 def test_a_missing_import_goes_after_the_leading_imports_not_after_a_late_one() -> None:
     # Generated files (and importers' wrappers) append imports at the end; the name is used before them.
     source = '"""doc"""\nimport torch\n\n\ndef f(x: Optional[int] = None):\n    return x\n\n\nimport math\n'
