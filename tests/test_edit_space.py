@@ -507,6 +507,34 @@ def test_two_updates_of_one_value_trade_places_when_nothing_between_them_touches
     assert not [rw for rw in edits if rw.rule == "edit_statement_order"]
 
 
+ROWS_SOFTMAX_CANDIDATE = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def softmax_rows_kernel(x_ptr, y_ptr, n_rows, n_cols, stride, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK)
+    mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
+    x = tl.load(x_ptr + rows[:, None] * stride + cols[None, :], mask=mask, other=-float("inf"))
+    x_max = tl.max(x)
+    e = tl.exp(x - x_max)
+    tl.store(y_ptr + rows[:, None] * stride + cols[None, :], e / tl.sum(e), mask=mask)
+"""
+
+
+def test_a_tile_of_rows_reduced_as_one_block_gets_every_reduction_per_row_kept_2d() -> None:
+    # Softmax over the flattened tile instead of per row: both reductions need the axis, and keep_dims so
+    # that `x - x_max` still broadcasts over the tile.
+    edits = generate(ROWS_SOFTMAX_CANDIDATE)
+    found = {rw.description: rw.source for rw in edits if rw.rule == "edit_reduction"}
+    every = found["softmax_rows_kernel: every whole-tile reduction per axis 1, keep_dims=True (line 11)"]
+    assert "x_max = tl.max(x, axis=1, keep_dims=True)" in every
+    assert "e / tl.sum(e, axis=1, keep_dims=True)" in every
+    assert "softmax_rows_kernel: tl.max(..., axis=1, keep_dims=True) (line 11)" in found
+
+
 def test_a_scale_moves_among_the_terms_of_a_sum_of_data_but_never_of_an_index() -> None:
     edits = generate(ADDCMUL_CANDIDATE, RuleContext.from_reference(ADDCMUL_REFERENCE))
     moved = {rw.description.split(": ", 1)[1] for rw in edits if rw.rule == "edit_factor_placement"}
