@@ -535,6 +535,35 @@ def test_a_tile_of_rows_reduced_as_one_block_gets_every_reduction_per_row_kept_2
     assert "softmax_rows_kernel: tl.max(..., axis=1, keep_dims=True) (line 11)" in found
 
 
+CHANNEL_CANDIDATE = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def bn_kernel(x_ptr, mean_ptr, var_ptr, y_ptr, n, C, HW, eps, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    ch = (offs // HW) % C
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    mean = tl.load(mean_ptr + ch, mask=mask, other=0.0)
+    var = tl.load(var_ptr + offs, mask=mask, other=1.0)
+    y = (x - mean) / tl.sqrt(var + eps)
+    tl.store(y_ptr + offs, y, mask=mask)
+"""
+
+
+def test_an_index_named_like_nothing_we_know_stands_in_for_another_index_inside_an_address() -> None:
+    # `ch` is an index by what computes it (the lanes, no load), not by its name: the per-channel load
+    # indexed by element offset gets it.
+    found = {rw.description for rw in generate(CHANNEL_CANDIDATE) if rw.rule == "edit_variable"}
+    assert "bn_kernel: offs -> ch (line 12)" in found, found
+    assert "bn_kernel: ch -> offs (line 11)" in found
+    # Outside an address (the mask, the channel formula) and for data (`y`, `x`), no such substitution.
+    assert "bn_kernel: offs -> ch (line 8)" not in found and "bn_kernel: offs -> ch (line 9)" not in found
+    assert not any(d.endswith(f"-> {data} (line 12)") for d in found for data in ("x", "y", "mean")), found
+
+
 def test_a_scale_moves_among_the_terms_of_a_sum_of_data_but_never_of_an_index() -> None:
     edits = generate(ADDCMUL_CANDIDATE, RuleContext.from_reference(ADDCMUL_REFERENCE))
     moved = {rw.description.split(": ", 1)[1] for rw in edits if rw.rule == "edit_factor_placement"}

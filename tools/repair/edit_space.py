@@ -218,22 +218,50 @@ def _name_kind(name: str, pids: set[str], masks: set[str], blocks: set[str]) -> 
     guarded=True,
 )
 def edit_variable(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
-    pids = _program_id_names(fn)
+    # `offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)` holds lanes: an index, not a program id.
+    lanes = {t for targets, value in _assignments(fn.body) if _calls(value, "tl.arange") for t in targets}
+    pids = _program_id_names(fn) - lanes
     masks = {t for targets, _ in _assignments(fn.body) for t in targets if "mask" in t.lower()}
     blocks = _constexpr_params(fn)
     scope = [p.name.value for p in _params(fn)] + sorted(
         {t for targets, _ in _assignments(fn.body) for t in targets}
     )
+    # Indices by structure, not by name (`ch`, `c_idx`, `hw`): they stand in for other indices only inside
+    # an address, where an element offset used for a per-channel load is the mistake.
+    derived = {n for n in _lane_indices(fn, pids) if _name_kind(n, pids, masks, blocks) is None}
+    addressed = {
+        id(name)
+        for call in _calls(fn.body, "tl.load", "tl.store")
+        if call.args
+        for name in m.findall(call.args[0].value, m.Name())
+    }
     kinds: dict[str, list[str]] = {}
     for name in dict.fromkeys(scope):
-        kind = _name_kind(name, pids, masks, blocks)
+        kind = _name_kind(name, pids, masks, blocks) or ("index" if name in derived else None)
         if kind is not None:
             kinds.setdefault(kind, []).append(name)
     for node in _read_names(fn.body):
-        kind = _name_kind(node.value, pids, masks, blocks)
+        kind = _name_kind(node.value, pids, masks, blocks) or ("index" if node.value in derived else None)
         for other in kinds.get(kind or "", []):
-            if other != node.value:
-                yield tree.edit(node, cst.Name(other), f"{fn.name.value}: {node.value} -> {other}")
+            if other == node.value or ({other, node.value} & derived and id(node) not in addressed):
+                continue
+            yield tree.edit(node, cst.Name(other), f"{fn.name.value}: {node.value} -> {other}")
+
+
+def _lane_indices(fn: cst.FunctionDef, pids: set[str]) -> set[str]:
+    """Names computed from the lanes or the program id with no load or comparison (`ch = (offs // HW) % C`):
+    indices whatever they are called, so an element offset and a channel index can stand in for each other."""
+    assignments = _assignments(fn.body)
+    lanes = {t for targets, value in assignments if _calls(value, "tl.arange") for t in targets}
+    sources = ("tl.load", "tl.zeros", "tl.full")
+    data = {t for targets, value in assignments if _calls(value, *sources) for t in targets}
+    flow = _flow_names(fn)
+    out = set()
+    for targets, value in assignments:
+        if m.findall(value, m.Comparison()):
+            continue
+        out |= {t for t in targets if flow.get(t, set()) & (lanes | pids) and not flow.get(t, set()) & data}
+    return out
 
 
 def _read_names(root: cst.CSTNode) -> list[cst.Name]:
