@@ -564,6 +564,38 @@ def test_an_index_named_like_nothing_we_know_stands_in_for_another_index_inside_
     assert not any(d.endswith(f"-> {data} (line 12)") for d in found for data in ("x", "y", "mean")), found
 
 
+ROW_AFFINE_CANDIDATE = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_affine_kernel(x_ptr, mean_ptr, var_ptr, scale_ptr, y_ptr, n_cols, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0)
+    mean = tl.load(mean_ptr)
+    var = tl.load(var_ptr)
+    w = tl.load(scale_ptr + row)
+    tl.store(y_ptr + row * stride + tl.arange(0, BLOCK), (x - mean) / tl.sqrt(var) * w, mask=mask)
+"""
+
+
+def test_a_per_column_parameter_read_as_a_scalar_gets_the_lanes_and_their_mask() -> None:
+    # Mean and variance per column, read as scalars; the per-row scale may be meant.
+    edits = generate(ROW_AFFINE_CANDIDATE)
+    found = {rw.description: rw.source for rw in edits if rw.rule == "edit_lane_term"}
+    assert "row_affine_kernel: tl.load(mean_ptr) -> tl.load(mean_ptr + cols, mask=mask) (line 11)" in found
+    both = found["row_affine_kernel: every bare pointer load reads at + cols (2 loads) (line 11)"]
+    assert "var = tl.load(var_ptr + cols, mask=mask)" in both
+    assert "mean = tl.load(mean_ptr + cols, mask=mask)" in both and "tl.load(scale_ptr + row)" in both
+    assert "row_affine_kernel: every scalar load reads at + cols (3 loads) (line 11)" in found
+    # An inline arange of another access is a lane term too; the pointers themselves never are.
+    assert any(d.endswith("+ tl.arange(0, BLOCK), mask=mask) (line 13)") for d in found), found
+    assert not any("+ x_ptr" in d or "+ y_ptr" in d or "reads at + row " in d for d in found), found
+
+
 def test_a_scale_moves_among_the_terms_of_a_sum_of_data_but_never_of_an_index() -> None:
     edits = generate(ADDCMUL_CANDIDATE, RuleContext.from_reference(ADDCMUL_REFERENCE))
     moved = {rw.description.split(": ", 1)[1] for rw in edits if rw.rule == "edit_factor_placement"}

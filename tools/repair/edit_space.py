@@ -19,6 +19,7 @@ import libcst.matchers as m
 from kernel_medic.tools.repair import (
     factor_placement,
     index_scale,
+    lane_term,
     missing_function,
     size_terms,
     spec_checks,
@@ -749,6 +750,7 @@ EDITS: dict[str, Rule] = {
         missing_function.__name__,
         statement_order.__name__,
         factor_placement.__name__,
+        lane_term.__name__,
     )
     for r in rules_of(module)
 }
@@ -759,9 +761,9 @@ _TYPE_ORDER = (
     "mut_bound_pm1",
     "edit_grid", "edit_launch_tensor", "edit_flag",
     "edit_spec_divisor", "mut_program_id", "edit_reduction", "edit_acc_dtype", "edit_variable",
-    "edit_index_term", "edit_index_scale", "edit_row_offset", "mut_swap_args", "edit_function",
-    "edit_missing_function", "edit_statement_order", "edit_factor_placement", "edit_operator", "mut_literal",
-    "edit_constant",
+    "edit_index_term", "edit_index_scale", "edit_lane_term", "edit_row_offset", "mut_swap_args",
+    "edit_function", "edit_missing_function", "edit_statement_order", "edit_factor_placement",
+    "edit_operator", "mut_literal", "edit_constant",
 )  # fmt: skip
 
 
