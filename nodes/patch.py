@@ -19,7 +19,10 @@ from kernel_medic.graph.runtime import (
 from kernel_medic.graph.state import RepairState
 from kernel_medic.tools.diagnosis.localise import localise, rank_statements
 from kernel_medic.tools.evaluation.cases import cases_for_tier
-from kernel_medic.tools.integrity.static_checks import introduces_constant_trip_count
+from kernel_medic.tools.integrity.static_checks import (
+    introduces_constant_trip_count,
+    introduces_foreign_trip_count,
+)
 from kernel_medic.tools.repair.crash_patcher import CrashPatcher
 from kernel_medic.tools.repair.llm_patch import LLMBudget, LLMOptions, LLMOutcome, LLMPatcher
 from kernel_medic.tools.repair.patchers import (
@@ -162,8 +165,11 @@ def _offline(state: RepairState, mutations: bool) -> OfflinePatcher:
         namespace=_namespace(state),
         localise=_localiser(state) if mutations and config.localise else None,
         time_budget_s=budget_s,
-        # The gate refuses a loop count fitted to the tested sizes; the search does not take that step either.
-        admissible=lambda new, base: not introduces_constant_trip_count(new, base),
+        # The gate refuses a loop count fitted to the tested sizes (a constant, another dimension's size); the
+        # search does not take that step either.
+        admissible=lambda new, base: not (
+            introduces_constant_trip_count(new, base) or introduces_foreign_trip_count(new, base)
+        ),
     )
 
 

@@ -441,3 +441,18 @@ def test_a_patch_that_makes_a_kernel_loop_count_constant_is_suspicious() -> None
     assert rules_for(original.replace("range(num_iters)", "range(tl.cdiv(K, BLOCK_K))"), original) == set()
     # A constant loop the author wrote (channels, a fixed unroll) is not the patch's doing.
     assert "constant_trip_count" not in rules_for(fitted, fitted)
+
+
+def test_a_patch_that_runs_a_tiled_loop_over_another_dimension_is_suspicious() -> None:
+    # Found by the near_miss bench: `for i in range(N)` over K tiles masked by `k < K` passed every tested
+    # shape (N was always at least K / BLOCK_K) and would read K's tail nowhere else. The loop must count K.
+    original = MATMUL_FLOOR_K.read_text()
+    foreign = original.replace("for i in range(num_iters):", "for i in range(N):")
+    assert foreign != original
+    assert "foreign_trip_count" in rules_for(foreign, original)
+    assert verdict(static_findings(foreign, original)) == "suspicious"
+    derived = original.replace("num_iters = K // BLOCK_K", "num_iters = tl.cdiv(K, BLOCK_K)")
+    assert derived != original and rules_for(derived, original) == set()
+    # Already in the candidate as given, it is the author's (the search may still fix it), not the patch's.
+    assert "foreign_trip_count" not in rules_for(foreign, foreign)
+

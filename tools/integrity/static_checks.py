@@ -120,6 +120,18 @@ def _patch_findings(source: str, original: str, threshold: float, filename: str)
         out.append(Finding("constant_trip_count", "suspicious", line,
                            f"the patch makes a kernel loop run a fixed number of times ({code}): a count "
                            "fitted to the tested sizes, not derived from them", filename))  # fmt: skip
+    try:
+        foreign = _foreign_trip_counts(ast.parse(source))
+        foreign_before = _foreign_trip_counts(ast.parse(original))
+    except SyntaxError:
+        foreign, foreign_before = {}, {}
+    for code, (line, bound, masked) in sorted(foreign.items()):
+        if code in foreign_before:
+            continue
+        out.append(Finding("foreign_trip_count", "suspicious", line,
+                           f"the patch makes a kernel loop run {bound} times while its index is bounded by "
+                           f"{masked}: a count from another dimension, right only where it happens to be "
+                           "large enough", filename))  # fmt: skip
     share = changed_fraction(original, source)
     if share > threshold:
         out.append(Finding("regeneration", "suspicious", 1, f"the patch changes {share:.0%} of the kernel",
@@ -146,6 +158,18 @@ def introduces_constant_trip_count(source: str, base: str) -> bool:
         return False
 
 
+def introduces_foreign_trip_count(source: str, base: str) -> bool:
+    """Whether `source` has a tiled kernel loop counted by another dimension than its mask's that `base` does
+    not: refused by the gate, so not a step to build on either."""
+    if "range(" not in source:
+        return False
+    try:
+        after = _foreign_trip_counts(ast.parse(source))
+        return bool(after) and bool(after.keys() - _foreign_trip_counts(ast.parse(base)).keys())
+    except SyntaxError:
+        return False
+
+
 def _constant_trip_counts(tree: ast.Module) -> dict[str, int]:
     """Each kernel loop whose `range` arguments are numbers only (`range(1 + 1)`), as code -> line. Compared
     by code with the original's: a repair that turns `range(K // BLOCK_K)` into one is what counts, not a
@@ -162,6 +186,79 @@ def _constant_trip_counts(tree: ast.Module) -> dict[str, int]:
                 continue
             if all(_numbers_only(a) for a in call.args):
                 found.setdefault(f"{fn.name}: {ast.unparse(call)}", loop.lineno)
+    return found
+
+
+def _foreign_trip_counts(tree: ast.Module) -> dict[str, tuple[int, str, str]]:
+    """Each tiled kernel loop whose trip count reads size parameters none of which bounds the index it steps:
+    `for i in range(N)` over `k = i * BLOCK_K + offs` masked by `k < K`. As code -> (line, the count's sizes,
+    the mask's sizes). A loop over the wrong dimension passes wherever that dimension is large enough."""
+    found: dict[str, tuple[int, str, str]] = {}
+    for fn in ast.walk(tree):
+        if not (isinstance(fn, ast.FunctionDef) and is_kernel(fn)):
+            continue
+        annotated = [a for a in fn.args.args if a.annotation is not None]
+        constexpr = {a.arg for a in annotated if "constexpr" in ast.unparse(a.annotation)}  # type: ignore[arg-type]
+        sizes = {a.arg for a in fn.args.args} - constexpr
+        direct: dict[str, set[str]] = {}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign | ast.AugAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                read = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+                for t in targets:
+                    for n in ast.walk(t):
+                        if isinstance(n, ast.Name):
+                            direct.setdefault(n.id, set()).update(read)
+
+        def flow(names: set[str], direct: dict[str, set[str]] = direct) -> set[str]:
+            seen, todo = set(names), list(names)
+            while todo:
+                for nxt in direct.get(todo.pop(), ()):
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        todo.append(nxt)
+            return seen
+
+        lanes = {
+            n.id
+            for node in ast.walk(fn)
+            if isinstance(node, ast.Assign) and "arange" in ast.unparse(node.value)
+            for t in node.targets
+            for n in ast.walk(t)
+            if isinstance(n, ast.Name)
+        }
+        for loop in ast.walk(fn):
+            if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name)):
+                continue
+            call = loop.iter
+            if not (isinstance(call, ast.Call) and call.args):
+                continue
+            if ast.unparse(call.func).split(".")[-1] not in ("range", "static_range"):
+                continue
+            bound = flow({n.id for a in call.args for n in ast.walk(a) if isinstance(n, ast.Name)}) & sizes
+            var = loop.target.id
+            # A tiled loop only: the index it steps is `i * BLOCK + tl.arange(...)` (a K loop), so its trip
+            # count must cover the masked size in tiles.
+            tiles = []
+            for node in ast.walk(loop):
+                if isinstance(node, ast.Assign):
+                    read = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+                    if var in read and ("arange" in ast.unparse(node.value) or flow(read - {var}) & lanes):
+                        tiles.append(node)
+            if not tiles:
+                continue
+            stepped = {name for name in direct if var in flow({name})} | {var}
+            masked: set[str] = set()
+            for cmp in ast.walk(loop):
+                if isinstance(cmp, ast.Compare) and len(cmp.ops) == 1 and isinstance(cmp.ops[0], ast.Lt):
+                    left = {n.id for n in ast.walk(cmp.left) if isinstance(n, ast.Name)}
+                    right = {n.id for n in ast.walk(cmp.comparators[0]) if isinstance(n, ast.Name)}
+                    if left & stepped:
+                        masked |= flow(right)
+            masked &= sizes
+            if bound and masked and not bound & masked:
+                code = f"{fn.name}: {ast.unparse(call)}"
+                found.setdefault(code, (loop.lineno, ", ".join(sorted(bound)), ", ".join(sorted(masked))))
     return found
 
 
