@@ -166,11 +166,11 @@ def test_a_comparison_swallowed_by_an_ampersand_is_regrouped_around_its_own_oper
     """)
     found = {rw.description: rw.source for rw in propose(source, ["mask_precedence"])}
     assert set(found) == {
-        "r[:, None] < M & k_mask[None, :] -> (r[:, None] < M) & k_mask[None, :] (line 9)",
-        "k_mask[:, None] & r[None, :] < N -> k_mask[:, None] & (r[None, :] < N) (line 10)",
-        "every comparison regrouped around its operands (2 sites) (line 9)",
+        "r[:, None] < M & k_mask[None, :] -> (r[:, None] < M) & k_mask[None, :] (line 10)",
+        "k_mask[:, None] & r[None, :] < N -> k_mask[:, None] & (r[None, :] < N) (line 11)",
+        "every comparison regrouped around its operands (2 sites) (line 10)",
     }, set(found)
-    both = found["every comparison regrouped around its operands (2 sites) (line 9)"]
+    both = found["every comparison regrouped around its operands (2 sites) (line 10)"]
     assert "mask=(r[:, None] < M) & k_mask[None, :])" in both
     assert "mask=k_mask[:, None] & (r[None, :] < N))" in both
     # Already grouped (the store's mask) or a comparison without a bit operation: nothing to regroup.
