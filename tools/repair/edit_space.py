@@ -21,6 +21,7 @@ from kernel_medic.tools.repair import (
     index_scale,
     lane_term,
     missing_function,
+    reductions,
     size_terms,
     spec_checks,
     statement_order,
@@ -31,7 +32,6 @@ from kernel_medic.tools.repair.rules.base import (
     Rule,
     RuleContext,
     Tree,
-    _arg,
     _assignments,
     _calls,
     _constexpr_params,
@@ -45,7 +45,6 @@ from kernel_medic.tools.repair.rules.base import (
     _params,
     _program_id_names,
     _render,
-    _replace_many,
     _tree,
     rule,
     rules_of,
@@ -378,56 +377,9 @@ def edit_row_offset(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
                 yield tree.edit(address, new, what)
 
 
-# ---------------------------------------------------------------- reduction axis and extent, dtype
+# ---------------------------------------------------------------- accumulator dtype (axes: reductions.py)
 
 
-@rule("edit_reduction", title="reduction axis or arange extent", bug_class="edit:reduction", guarded=True)
-def edit_reduction(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
-    reductions = ("tl.sum", "tl.max", "tl.min", "tl.argmax", "tl.argmin", "tl.cumsum", "tl.reduce")
-    whole: list[cst.Call] = []  # reductions over the whole tile (no axis)
-    for call in _calls(fn.body, *reductions):
-        axis = _arg(call, "axis", 1)
-        if axis is None:
-            whole.append(call)
-            for k in ("0", "1"):
-                for keep in (False, True):
-                    new = _with_axis(call, k, keep)
-                    kept = ", keep_dims=True" if keep else ""
-                    yield tree.edit(call, new, f"{fn.name.value}: {_dotted(call.func)}(..., axis={k}{kept})")
-        elif isinstance(axis.value, cst.Integer):
-            for k in ("0", "1"):
-                if k != axis.value.value:
-                    new = tree.replace(axis.value, axis.value.with_changes(value=k))
-                    yield Edit(new, tree.line(call), f"{fn.name.value}: axis={k}")
-    if len(whole) > 1:
-        # A 2-D tile reduced as one block (softmax over the flattened tile instead of per row): every
-        # reduction of the kernel goes per row (or column), kept 2-D so `x - x_max` still broadcasts.
-        for k in ("0", "1"):
-            mapping = {call: _with_axis(call, k, True) for call in whole if _dotted(call.func) != "tl.cumsum"}
-            if len(mapping) > 1:
-                what = f"{fn.name.value}: every whole-tile reduction per axis {k}, keep_dims=True"
-                yield Edit(_replace_many(tree.module, mapping), tree.line(whole[0]), what)
-    blocks = sorted(_constexpr_params(fn))
-    for call in _calls(fn.body, "tl.arange"):
-        stop = _arg(call, "end", 1)
-        if stop is None or not isinstance(stop.value, cst.Name):
-            continue
-        for other in blocks:
-            if other != stop.value.value:
-                new = tree.replace(stop.value, cst.Name(other))
-                yield Edit(new, tree.line(call), f"{fn.name.value}: tl.arange(0, {other})")
-
-
-_EQ = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
-
-
-def _with_axis(call: cst.Call, axis: str, keep_dims: bool) -> cst.Call:
-    """`tl.max(x)` -> `tl.max(x, axis=1)` (`, keep_dims=True` too when asked)."""
-    args = [*call.args[:1], cst.Arg(_expr(axis), keyword=cst.Name("axis"), equal=_EQ)]
-    if keep_dims:
-        args.append(cst.Arg(cst.Name("True"), keyword=cst.Name("keep_dims"), equal=_EQ))
-    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-    return call.with_changes(args=[a.with_changes(comma=comma) for a in args[:-1]] + [args[-1]])
 _NARROW = {"tl.float16", "tl.bfloat16", "tl.float8e4nv", "tl.int8", "tl.int16", "tl.int32"}
 
 
@@ -751,6 +703,7 @@ EDITS: dict[str, Rule] = {
         statement_order.__name__,
         factor_placement.__name__,
         lane_term.__name__,
+        reductions.__name__,
     )
     for r in rules_of(module)
 }
