@@ -264,3 +264,50 @@ def test_differently_named_parameters_are_built_under_the_same_seed(
     ).replace("self.PARAM", "self.w")
     report = evaluate(evaluator, write_problem(tmp_path, cand, reference=WEIGHTED_REFERENCE))
     assert report.verdict == "pass", report.symptoms
+
+
+ROW_DOT_REFERENCE = WEIGHTED_REFERENCE.replace("return x * self.weight", "return x @ self.weight")
+ROW_DOT_CANDIDATE = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_dot(x_ptr, w_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    lanes = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for k in range(0, n, BLOCK):
+        xk = tl.load(x_ptr + row * n + k + lanes, mask=k + lanes < n, other=0.0)
+        wk = tl.load(w_ptr + k + lanes{w_mask})
+        acc += xk * wk
+    tl.store(out_ptr + row, tl.sum(acc, axis=0))
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(1000))
+
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty(x.shape[0], device=x.device, dtype=x.dtype)
+        row_dot[(x.shape[0],)](x, self.weight, out, x.shape[1], BLOCK=256)
+        return out
+"""
+
+
+def test_a_read_past_a_weight_is_caught_though_its_lanes_are_masked_to_zero(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    # K = 1000 in blocks of 256: the last block reads 24 elements past the weight. x is masked to 0 there,
+    # so whatever finite memory follows the weight vanishes in the product; a GPU may fault on that read.
+    # Parameters sit in canary-padded buffers like inputs, so the read brings a NaN into the output.
+    unmasked = ROW_DOT_CANDIDATE.format(w_mask="")
+    report = evaluate(evaluator, write_problem(tmp_path / "a", unmasked, reference=ROW_DOT_REFERENCE))
+    assert report.verdict == "mismatch"
+    masked = ROW_DOT_CANDIDATE.format(w_mask=", mask=k + lanes < n, other=0.0")
+    report = evaluate(evaluator, write_problem(tmp_path / "b", masked, reference=ROW_DOT_REFERENCE))
+    assert report.verdict == "pass", report.symptoms

@@ -101,6 +101,7 @@ def candidate_case(payload: dict[str, Any]) -> dict[str, Any]:
         torch.manual_seed(seed)
         model = _phase("init", lambda: module.ModelNew(*payload["init_inputs"]).to(device))
         weights = _phase("init", lambda: _adopt_weights(model, payload["state_dict"]))
+        held = _phase("init", lambda: _pad_parameters(model))
         runs: list[list[torch.Tensor]] = []
         inputs_after: list[torch.Tensor] = []
         canaries: list[dict[str, Any]] = []
@@ -114,7 +115,7 @@ def candidate_case(payload: dict[str, Any]) -> dict[str, Any]:
             runs.append([_own(t) for t in outputs])
             if run == 0:
                 inputs_after = [_own(x) for x in inputs]
-                canaries = [_pads(label, buf, span) for label, buf, span in buffers]
+                canaries = [_pads(label, buf, span) for label, buf, span in [*held, *buffers]]
     except PhaseError as err:
         return {"error": _describe(err), "notes": _drain_notes()}
     return {
@@ -279,6 +280,35 @@ def _adopt_weights(model: torch.nn.Module, reference_state: dict[str, torch.Tens
     return "seeded" if own else "none"
 
 
+def _pad_parameters(model: torch.nn.Module) -> list[tuple[str, torch.Tensor, int]]:
+    """Move every parameter and floating buffer of `model` into a canary-padded buffer, in place.
+
+    A K loop that masks x but not the weight reads past the weight's end only on its last rows; unpadded, that
+    memory is whatever follows (often finite, times a masked 0), so the read passes unseen. Padded, it reads
+    the input canary, a NaN that reaches the output, and a write past a weight damages the pad.
+    """
+    out: list[tuple[str, torch.Tensor, int]] = []
+    seen: set[int] = set()
+    for prefix, module in model.named_modules():
+        slots = [(n, t, True) for n, t in module._parameters.items()]
+        slots += [(n, t, False) for n, t in module._buffers.items()]
+        for name, t, is_param in slots:
+            if t is None or t.numel() == 0 or id(t) in seen or not t.is_floating_point():
+                continue
+            seen.add(id(t))
+            span = 1 + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
+            buf = _padded_buffer(span, t.dtype, t.device, "input", torch.empty)
+            view = buf.as_strided(t.shape, t.stride(), CANARY_PAD)
+            with torch.no_grad():
+                view.copy_(t)
+            if is_param:
+                t.data = view
+            else:
+                module._buffers[name] = view
+            out.append((f"parameter {prefix + '.' if prefix else ''}{name}", buf, span))
+    return out
+
+
 def canary_bits(dtype: torch.dtype, kind: str) -> tuple[torch.dtype, int] | None:
     """(integer view dtype, bit pattern) of the canary for this dtype; None for bool (no canary)."""
     if dtype == torch.bool or dtype.is_complex:
@@ -320,7 +350,7 @@ def _padded_copy(x: Any, device: str, label: str, buffers: list[tuple[str, torch
 def _pads(label: str, buf: torch.Tensor, span: int) -> dict[str, Any]:
     return {
         "label": label,
-        "kind": "input" if label.startswith("input") else "alloc",
+        "kind": "input" if label.startswith(("input", "parameter")) else "alloc",
         "before": buf[:CANARY_PAD].detach().cpu().clone(),
         "after": buf[CANARY_PAD + span :].detach().cpu().clone(),
     }
