@@ -105,6 +105,10 @@ def test_agreement_matches_values_of_one_quantity_up_to_reshape_and_tolerance() 
     # Values drawn from two quantities are no quantity of the reference: a mixture does not agree.
     share, _ = agreement_share(torch.tensor([4.0, 3.0, 0.5, -2.5]), pool)
     assert share == 0.5
+    # Only the neutral fills (a load whose lanes are all masked off) is in every quantity: it is not judged,
+    # so it cannot pass for agreement and hide where the values went missing.
+    assert agreement_share(torch.zeros(16), pool)[1] == 0
+    assert agreement_share(torch.tensor([0.0, 1.0, 1.0]), pool)[1] == 0
 
 
 def test_rank_puts_the_first_disagreeing_statement_and_what_it_reads_first() -> None:

@@ -120,7 +120,9 @@ def agreement_share(values: torch.Tensor, pool: list[torch.Tensor]) -> tuple[flo
     """(largest share of the finite `values` one reference quantity explains, how many were finite)."""
     v = values.reshape(-1).to(torch.float64)
     v = v[torch.isfinite(v)]
-    if v.numel() == 0 or not pool:
+    if v.numel() == 0 or not pool or bool(((v == 0) | (v == 1)).all()):
+        # Nothing but the neutral fills (a masked load with every lane off, a fresh accumulator) is in every
+        # quantity: it says nothing, and calling it agreement hides a load that never happened.
         return 1.0, 0
     sample = v[:: max(1, v.numel() // _SAMPLE)][:_SAMPLE].contiguous()
     rough = [float(_matches(sample, q).double().mean()) for q in pool]
