@@ -407,6 +407,14 @@ def test_count_include_pad_true_keeps_the_window_area() -> None:
     )
 
 
+def test_ceil_mode_without_padding_divides_by_the_clipped_window() -> None:
+    # torch clips ceil_mode's last window to the input and divides by what is left: the taps inside.
+    ceil = reference("nn.AvgPool2d(3, stride=2, ceil_mode=True)")
+    assert len(by_rule(kernel(AVGPOOL_LOOP), "avg_pool_valid_count", ceil)) == 1
+    padded = reference("nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True)")  # the divisor counts the pad
+    assert by_rule(kernel(AVGPOOL_LOOP), "avg_pool_valid_count", padded) == []
+
+
 def test_valid_count_average_runs_like_torch() -> None:
     fixed = by_rule(kernel(AVGPOOL_LOOP), "avg_pool_valid_count", EXCLUDE_PAD)[0].source
     script = fixed + textwrap.dedent("""

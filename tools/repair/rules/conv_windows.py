@@ -34,6 +34,7 @@ from kernel_medic.tools.repair.rules.conv_spec import (
     _pick,
     _reference_spec,
     _role,
+    _Spec,
     _statement,
 )
 
@@ -352,6 +353,14 @@ def _window_area(expr: cst.BaseExpression, kernel_sizes: set[str]) -> bool:
     return isinstance(expr, cst.Integer)
 
 
+def _divides_by_taps_inside(spec: _Spec) -> bool:
+    if spec.get("count_include_pad") is False:
+        return True
+    padding = spec.values.get("padding")
+    unpadded = padding in (0, None) or (isinstance(padding, tuple | list) and not any(padding))
+    return spec.get("ceil_mode") is True and unpadded
+
+
 @rule(
     "avg_pool_valid_count",
     title="count_include_pad=False: average over the taps inside the input",
@@ -360,9 +369,12 @@ def _window_area(expr: cst.BaseExpression, kernel_sizes: set[str]) -> bool:
     guarded=True,
 )
 def avg_pool_valid_count(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
-    """count_include_pad=False: divide each window sum by its taps inside the input, not the window area."""
+    """count_include_pad=False: divide each window sum by its taps inside the input, not the window area.
+
+    So does ceil_mode=True without padding: torch clips the last window to the input and divides by what is
+    left of it, which is exactly the taps inside the input."""
     spec = _reference_spec(context)
-    if spec is not None and (spec.kind != "avg" or spec.get("count_include_pad") is not False):
+    if spec is not None and (spec.kind != "avg" or not _divides_by_taps_inside(spec)):
         return
     kernel_sizes = {p.name.value for p in _params(fn) if _role(p.name.value) == "k"}
     inits: dict[str, cst.Assign] = {}
