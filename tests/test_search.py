@@ -221,6 +221,26 @@ def test_an_edit_that_fixes_whole_variants_is_proposed_though_the_score_barely_m
     assert len(runs) <= 2 * SCREEN_BATCH  # proposed from the first batch, not after screening the edit space
 
 
+def test_the_first_passing_edit_ends_the_full_checks(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    # One program for the whole tensor. A grid of n programs passes the screening case as well as the
+    # covering grid, and costs n / 256 times as much on the full tier: once the cheaper one has passed, it
+    # must not be run (at 4,290 elements that wait was a minute of an 119 s repair).
+    folder = write_problem(tmp_path / "p", scale_candidate(("triton.cdiv(n, 256)", "1")), toml=LIGHT_TOML)
+    problem = load_problem(folder)
+    runs: list[str] = []
+
+    def counted(source: str, tier: str) -> dict:
+        runs.append(tier)
+        return evaluator.evaluate(problem.with_candidate(source), tier=tier).to_dict()
+
+    report = counted(problem.candidate_source, "full")
+    outcome = OfflinePatcher(counted, workers=1, namespace=str(tmp_path)).propose(
+        request_for(problem.candidate_source, report=report, reference_source=problem.reference_source)
+    )
+    assert outcome.proposal is not None and "triton.cdiv(n" in outcome.proposal.source
+    assert runs.count("full") == 2  # the base, then the proposal: no other finalist
+
+
 # A loop over chunks whose trip count rounds down: the last, partial chunk is never written.
 FLOOR_LOOP = """\
 import torch

@@ -565,8 +565,11 @@ def edit_grid(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
         sizes = sorted(n for n in _scalar_names(fn) if not n.isupper() or len(n) <= 2)
         blocks = sorted(n for n in _scalar_names(fn) if "block" in n.lower())
         for launch in _launches(fn):  # type: ignore[arg-type]
-            options = sizes + [f"triton.cdiv({s}, {b})" for s in sizes for b in blocks]
-            options += _covering(fn, launch, blocks)
+            # A block size handed over as a literal (`BLOCK=256`) counts blocks as well as a named one.
+            given = [_render(a.value) for a in launch.args if _blockish(a)]
+            here = list(dict.fromkeys([*blocks, *(b for b in given if b.isdigit())]))
+            options = sizes + [f"triton.cdiv({s}, {b})" for s in sizes for b in here]
+            options += _covering(fn, launch, here)
             assert isinstance(launch.func, cst.Subscript)
             if len(launch.func.slice) > 1 and _axes_read(tree.module, launch) <= {0}:
                 # `kernel[blocks, threads]` (CUDA's launch) runs as a 2-D grid repeating every program: one
@@ -593,6 +596,10 @@ def edit_grid(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
                 # axes repeat every program (and multiply an interpreter's cost): one axis, resized.
                 for option in dict.fromkeys([_render(entries[0]), *options]):
                     yield tree.edit(grid, _expr(f"({option},)"), f"{fn.name.value}: grid = ({option},)")
+
+
+def _blockish(arg: cst.Arg) -> bool:
+    return arg.keyword is not None and "block" in arg.keyword.value.lower()
 
 
 def _axes_read(module: cst.Module, launch: cst.Call) -> set[int]:

@@ -184,11 +184,16 @@ class OfflinePatcher:
             in_time = time.monotonic() - started < self.time_budget_s
             passing = [x for x in fresh_screened if x.passed][: max(0, early) if in_time else 0]
             early -= len(passing)
-            for item, verdict, _ in verify_full(
-                [x.rewrite for x in passing], self.evaluate, self.workers, self.namespace
-            ):
-                if verdict == "pass" or fixes_cases(item.source, request.report, self.namespace):
-                    return PatchOutcome(_proposal(item))
+            # One round per pool width, best (and so cheapest of equals) first: a grid of one program per
+            # element passes the screening case too, and its full tier takes a minute nobody needs to wait
+            # for once a cheaper edit has passed.
+            width = max(1, self.workers)
+            for at in range(0, len(passing), width):
+                for item, verdict, _ in verify_full(
+                    [x.rewrite for x in passing[at : at + width]], self.evaluate, self.workers, self.namespace
+                ):
+                    if verdict == "pass" or fixes_cases(item.source, request.report, self.namespace):
+                        return PatchOutcome(_proposal(item))
         screened.sort(key=promise)
         # The light case cannot tell edits apart when it already passes (or ties): the full tier decides.
         viable = [s for s in screened if s.light >= base_light and s.light >= 0]
