@@ -564,6 +564,34 @@ def test_an_index_named_like_nothing_we_know_stands_in_for_another_index_inside_
     assert not any(d.endswith(f"-> {data} (line 12)") for d in found for data in ("x", "y", "mean")), found
 
 
+GROUPED_TILES = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def tiles(c_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    in_group = GROUP_M * num_pid_n
+    first_m = (pid // in_group) * GROUP_M
+    rows_here = min(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % rows_here)
+    pid_n = (pid % in_group) // GROUP_M
+    tl.store(c_ptr + pid_m * N + pid_n, 1.0)
+"""
+
+
+def test_a_clamp_and_the_bound_it_clamps_stand_in_for_each_other() -> None:
+    # The last group of tiles has fewer rows than GROUP_M: dividing by the bound instead of the clamped count
+    # maps its tiles wrong. The names share no spelling (a constexpr and a local), the clamp relates them.
+    found = {rw.description for rw in generate(GROUPED_TILES) if rw.rule == "edit_variable"}
+    assert "tiles: GROUP_M -> rows_here (line 14)" in found, found
+    assert "tiles: rows_here -> GROUP_M (line 13)" in found
+    assert not any("(line 12)" in d and "-> rows_here" in d for d in found)  # never inside the clamp itself
+
+
 ROW_AFFINE_CANDIDATE = """\
 import triton
 import triton.language as tl
