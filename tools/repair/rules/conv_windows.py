@@ -434,7 +434,9 @@ def avg_pool_valid_count(tree: Tree, fn: cst.FunctionDef, context: RuleContext |
             axis_text = f", axis={_render(axis.value)}" if axis is not None else ""
             counted = f"tl.sum({_atom(_render(mask.value))}.to(tl.float32){axis_text})"
             replace[div.right] = _expr(f"tl.maximum({counted}, 1.0)")
-        what = f"{fn.name.value}: average over the taps inside the input (count_include_pad=False)"
+        ceil = spec is not None and spec.get("count_include_pad") is not False
+        why = "ceil_mode clips the last window" if ceil else "count_include_pad=False"
+        what = f"{fn.name.value}: average over the taps inside the input ({why})"
         yield Edit(_apply(tree, replace, after), tree.line(div), what)
 
 
