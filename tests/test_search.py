@@ -343,3 +343,7 @@ def test_of_two_edits_with_the_same_result_the_cheaper_kernel_screens_first() ->
     first, second = screened("a", 0.6), screened("b", 0.7)
     assert sorted([first, second], key=promise) == [first, second]
     assert sorted([second, first], key=promise) == [second, first]
+    # Two passes: the shorter edit that launches a program per element loses to the covering grid.
+    short = Screened(Rewrite("edit_grid", "(n,)", "a", 1), "pass", 1.0, 1, 0.0, 3.5)
+    covering = Screened(Rewrite("edit_grid", "(triton.cdiv(n, 256),)", "b", 1), "pass", 1.0, 2, 0.0, 0.1)
+    assert sorted([short, covering], key=promise)[0] is covering

@@ -283,11 +283,14 @@ def screen(
     return [s for s, _ in scored]
 
 
-def promise(s: Screened) -> tuple[bool, float, float, int, int]:
+def promise(s: Screened) -> tuple[bool, float, float, int, int, int]:
     """Sort key of a screened edit: a pass first, then the highest light score, the nearest numbers, the
-    smallest edit, the cheaper kernel (in doublings of screening time, so noise keeps the edit order)."""
+    smallest edit, the cheaper kernel (in doublings of screening time, so noise keeps the edit order).
+
+    Between two passes, a kernel four times as costly loses before size counts: `grid = (n,)` is a shorter
+    edit than `(triton.cdiv(n, BLOCK),)` and launches a program per element."""
     cost = int(math.log2(max(s.wall, WALL_UNIT_S) / WALL_UNIT_S))
-    return (not s.passed, -s.light, s.distance, s.size, cost)
+    return (not s.passed, -s.light, s.distance, cost // 2 if s.passed else 0, s.size, cost)
 
 
 WALL_UNIT_S = 0.25
