@@ -296,16 +296,12 @@ def _pad_parameters(model: torch.nn.Module) -> list[tuple[str, torch.Tensor, int
             if t is None or t.numel() == 0 or id(t) in seen or not t.is_floating_point():
                 continue
             seen.add(id(t))
-            span = 1 + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
-            buf = _padded_buffer(span, t.dtype, t.device, "input", torch.empty)
-            view = buf.as_strided(t.shape, t.stride(), CANARY_PAD)
-            with torch.no_grad():
-                view.copy_(t)
+            label = f"parameter {prefix + '.' if prefix else ''}{name}"
+            view = _padded_copy(t.detach(), t.device, label, out)
             if is_param:
                 t.data = view
             else:
                 module._buffers[name] = view
-            out.append((f"parameter {prefix + '.' if prefix else ''}{name}", buf, span))
     return out
 
 

@@ -86,7 +86,7 @@ def edit_variable(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) 
         for other in dict.fromkeys(others):
             if other == node.value or ({other, node.value} & derived and id(node) not in addressed):
                 continue
-            if id(node) in inside:
+            if id(node) in inside and other in clamped.get(node.value, []):
                 continue  # `g = min(n - first, G)` does not become `g = min(n - first, g)`
             yield tree.edit(node, cst.Name(other), f"{fn.name.value}: {node.value} -> {other}")
 
