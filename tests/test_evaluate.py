@@ -66,6 +66,17 @@ def test_an_unwritten_tail_of_a_strided_empty_like_is_nan_on_every_run(
     assert cases[0].relationships == cases[1].relationships
 
 
+def test_the_report_measures_the_work_of_the_candidates_kernels(evaluator: Evaluator, tmp_path: Path) -> None:
+    # The search ranks correct edits by their cost; on the smallest case the seconds are all a worker's fixed
+    # cost, the interpreted work is not: a program per element with 256 lanes each does far more.
+    covering = evaluate(evaluator, write_problem(tmp_path / "a", scale_candidate()), tier="micro")
+    per_element = scale_candidate(("triton.cdiv(n, 256)", "n"))
+    wasteful = evaluate(evaluator, write_problem(tmp_path / "b", per_element), tier="micro")
+    assert covering.verdict == wasteful.verdict == "pass"
+    assert 0 < 16 * covering.work < wasteful.work
+    assert covering.cpu_s > 0 and covering.work == sum(c.work for c in covering.cases)
+
+
 def test_wrong_constant_is_a_mismatch_with_a_constant_ratio(evaluator: Evaluator, tmp_path: Path) -> None:
     report = evaluate(evaluator, write_problem(tmp_path, scale_candidate(("x * 2.0", "x * 3.0"))))
     assert report.verdict == "mismatch"

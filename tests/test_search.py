@@ -347,3 +347,10 @@ def test_of_two_edits_with_the_same_result_the_cheaper_kernel_screens_first() ->
     short = Screened(Rewrite("edit_grid", "(n,)", "a", 1), "pass", 1.0, 1, 0.0, 3.5)
     covering = Screened(Rewrite("edit_grid", "(triton.cdiv(n, 256),)", "b", 1), "pass", 1.0, 2, 0.0, 0.1)
     assert sorted([short, covering], key=promise)[0] is covering
+    # On the smallest case both take a worker's fixed time; their interpreted work still tells them apart.
+    short = Screened(Rewrite("edit_grid", "(n,)", "a", 1), "pass", 1.0, 1, 0.0, 0.2, 1_374_572)
+    covering = Screened(Rewrite("edit_grid", "(cdiv(n, 256),)", "b", 1), "pass", 1.0, 2, 0.0, 0.2, 10_258)
+    assert sorted([short, covering], key=promise)[0] is covering
+    # Work within a few doublings keeps the shorter edit first.
+    near = Screened(Rewrite("edit_mask", "m", "c", 1), "pass", 1.0, 1, 0.0, 0.2, 14_000)
+    assert sorted([covering, near], key=promise)[0] is near

@@ -82,6 +82,8 @@ class CaseResult:
     symptoms: list[str] = field(default_factory=list)
     error: str | None = None
     wall_s: float = 0.0
+    cpu_s: float = 0.0  # CPU seconds of the candidate's job (its cost, not slowed by other processes)
+    work: int = 0  # elements the interpreter's ops produced in the candidate's kernels (0: unknown)
     # False for cases reported but not judged: a layout warning, a shape outside the kernel's domain.
     counted: bool = True
     # The bar this case was judged by: profile, atol, rtol, and the reference's own rounding error.
@@ -106,6 +108,8 @@ class EvalReport:
     warnings: list[str] = field(default_factory=list)
     # The worst counted case's crash record (crashes.summary), None when nothing crashed.
     crash: dict[str, Any] | None = None
+    cpu_s: float = 0.0  # CPU seconds of the candidate's jobs, all cases together
+    work: int = 0  # elements the interpreter's ops produced, all cases together (0: unknown, not interpreted)
 
     @property
     def passed(self) -> bool:
@@ -308,6 +312,14 @@ class Evaluator:
         return self.pool.submit(CANDIDATE_JOB, payload, limits, evidence=arena.initial_bytes(plan))
 
     def _judge(self, problem: Problem, ref: _Reference, outcome: JobOutcome, notes: list[str]) -> CaseResult:
+        case = self._judge_outcome(problem, ref, outcome, notes)
+        case.cpu_s = round(outcome.cpu_s, 3)
+        case.work = _count(outcome.result.get("work") if isinstance(outcome.result, dict) else 0)
+        return case
+
+    def _judge_outcome(
+        self, problem: Problem, ref: _Reference, outcome: JobOutcome, notes: list[str]
+    ) -> CaseResult:
         name = ref.spec.name
         numel = sum(t.numel() for t in ref.outputs)
         if outcome.status in ("timeout", "crash"):
@@ -371,6 +383,11 @@ def _reference_from(spec: CaseSpec, outcome: JobOutcome) -> _Reference | str:
         res.get("outputs64p"),
         dict(res.get("inputs_updated") or []),
     )
+
+
+def _count(value: Any) -> int:
+    """A count the candidate's process reported: a non-negative int, or 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _compare_case(problem: Problem, ref: _Reference, result: dict[str, Any], wall_s: float) -> CaseResult:
@@ -634,4 +651,6 @@ def _report(
         error=error,
         warnings=warnings or [],
         crash=crash,
+        cpu_s=round(sum(c.cpu_s for c in cases), 3),
+        work=sum(c.work for c in cases),
     )

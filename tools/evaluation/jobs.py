@@ -95,6 +95,7 @@ def candidate_case(payload: dict[str, Any]) -> dict[str, Any]:
     """
     device = payload.get("device", "cpu")
     seed = int(payload["seed"])
+    _drain_work()  # counted from here: this candidate's own kernels
     arena = _open_arena(payload, device)
     try:
         module = _phase("import", lambda: _import_source(payload["source"], payload["filename"]))
@@ -126,6 +127,7 @@ def candidate_case(payload: dict[str, Any]) -> dict[str, Any]:
         "arena_table": arena.table if arena is not None else [],
         "weights": weights,
         "notes": _drain_notes(),
+        "work": _drain_work(),
     }
 
 
@@ -500,6 +502,14 @@ class Arena:
         self.table.append({"label": label, "offset": start, "numel": numel, "dtype": str(dtype)})
         self.cursor = start + size
         return buf
+
+
+def _drain_work() -> int:
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        return 0
+    from kernel_medic.tools.sandbox import interpreter_shims
+
+    return interpreter_shims.drain_work()
 
 
 def _drain_notes() -> list[str]:

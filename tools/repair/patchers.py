@@ -29,8 +29,8 @@ from kernel_medic.tools.repair.search import (
     light_score,
     promise,
     screen,
+    screened_cost,
     screened_distance,
-    screened_wall,
     screening_tier,
     verify_full,
 )
@@ -167,9 +167,9 @@ class OfflinePatcher:
                 unscreened.append(rw)
             elif known[1] >= base_light:
                 far = screened_distance(rw.source, self.namespace, tier)
-                wall = screened_wall(rw.source, self.namespace, tier)
+                cost, work = screened_cost(rw.source, self.namespace, tier)
                 size = edit_size(request.source, rw.source)
-                screened.append(Screened(rw, known[0], known[1], size, far, wall))
+                screened.append(Screened(rw, known[0], known[1], size, far, cost, work))
         limit = self.max_screened * (MICRO_FACTOR if tier == "micro" else 1)
         early = self.full_checks
         started = time.monotonic()

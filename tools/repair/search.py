@@ -36,7 +36,7 @@ _passing: dict[tuple[str, str], frozenset[str]] = {}
 _distances: dict[tuple[str, str], float] = {}
 """Screening distance of each screened source (same keys as its `_cache` entry): ties on the share of correct
 elements are broken by how near the numbers are, so of two bugs the one whose fix alone helps ranks first."""
-_walls: dict[tuple[str, str], float] = {}
+_costs: dict[tuple[str, str], tuple[float, int]] = {}
 """Seconds each screening took (same keys): of two edits with the same result, the one whose kernel does not
 launch a program per element is the fix (a grid of n programs also covers a tail, at n times the work)."""
 _reports: dict[tuple[str, str], dict[str, Any]] = {}
@@ -50,7 +50,8 @@ class Screened:
     light: float  # share of correct elements on the light case (1.0 when it passes)
     size: int  # original lines touched
     distance: float = 4.0  # how far its wrong numbers are from the reference (mismatch.distance; 4: unknown)
-    wall: float = 0.0  # seconds its screening took
+    cost: float = 0.0  # CPU seconds its screening took (wall seconds where the CPU time is unknown)
+    work: int = 0  # elements its kernels computed on the screening case (0: unknown, not interpreted)
 
     @property
     def passed(self) -> bool:
@@ -101,11 +102,12 @@ def _light(source: str, evaluate: EvaluateFn, namespace: str, tier: str = "light
             return _cache[key]
     far = 4.0
     cut_short = False
-    wall = 0.0
+    cost, work = 0.0, 0
     try:
         report = evaluate(source, tier)
         cut_short = bool(report.get("cut_short"))
-        wall = float(report.get("wall_s") or 0.0)
+        cost = float(report.get("cpu_s") or report.get("wall_s") or 0.0)
+        work = int(report.get("work") or 0)
         result = (str(report.get("verdict", "error")), light_score(report))
         known = distance(report)
         far = 4.0 if known is None else known
@@ -121,11 +123,11 @@ def _light(source: str, evaluate: EvaluateFn, namespace: str, tier: str = "light
             _cache.pop(next(iter(_cache)))
         if len(_distances) >= _CACHE_SIZE:
             _distances.pop(next(iter(_distances)))
-        if len(_walls) >= _CACHE_SIZE:
-            _walls.pop(next(iter(_walls)))
+        if len(_costs) >= _CACHE_SIZE:
+            _costs.pop(next(iter(_costs)))
         _cache[key] = result
         _distances[key] = far
-        _walls[key] = wall
+        _costs[key] = (cost, work)
     return result
 
 
@@ -136,11 +138,11 @@ def screened_distance(source: str, namespace: str = "", tier: str = "light") -> 
         return _distances.get(key, 4.0)
 
 
-def screened_wall(source: str, namespace: str = "", tier: str = "light") -> float:
-    """The seconds `_light` recorded for a source's screening (0.0 when unknown)."""
+def screened_cost(source: str, namespace: str = "", tier: str = "light") -> tuple[float, int]:
+    """The CPU seconds and interpreted work `_light` recorded for a source's screening ((0.0, 0): unknown)."""
     key = (namespace if tier == "light" else f"{tier}:{namespace}", source_hash(source))
     with _cache_lock:
-        return _walls.get(key, 0.0)
+        return _costs.get(key, (0.0, 0))
 
 
 def _full(source: str, evaluate: EvaluateFn, namespace: str) -> tuple[str, float]:
@@ -276,8 +278,9 @@ def screen(
         results = list(pool.map(lambda rw: _light(rw.source, evaluate, namespace, tier), rewrites))
     scored = []
     for i, (rw, (verdict, light)) in enumerate(zip(rewrites, results, strict=True)):
-        far, wall = screened_distance(rw.source, namespace, tier), screened_wall(rw.source, namespace, tier)
-        scored.append((Screened(rw, verdict, light, edit_size(base, rw.source), far, wall), i))
+        far = screened_distance(rw.source, namespace, tier)
+        cost, work = screened_cost(rw.source, namespace, tier)
+        scored.append((Screened(rw, verdict, light, edit_size(base, rw.source), far, cost, work), i))
     # At equal shares of correct elements the nearer numbers come first (one of two bugs fixed).
     scored.sort(key=lambda item: (*promise(item[0]), item[1]))
     return [s for s, _ in scored]
@@ -285,16 +288,26 @@ def screen(
 
 def promise(s: Screened) -> tuple[bool, float, float, int, int, int]:
     """Sort key of a screened edit: a pass first, then the highest light score, the nearest numbers, the
-    smallest edit, the cheaper kernel (in doublings of screening time, so noise keeps the edit order).
+    smallest edit, the cheaper kernel (in doublings of its cost, so small differences keep the edit order).
 
     Between two passes, a kernel four times as costly loses before size counts: `grid = (n,)` is a shorter
     edit than `(triton.cdiv(n, BLOCK),)` and launches a program per element."""
-    cost = int(math.log2(max(s.wall, WALL_UNIT_S) / WALL_UNIT_S))
+    cost = cost_steps(s)
     return (not s.passed, -s.light, s.distance, cost // 2 if s.passed else 0, s.size, cost)
+
+
+def cost_steps(s: Screened) -> int:
+    """Doublings of an edit's cost: of its interpreted work where known (exact, and large enough to tell
+    kernels apart on the smallest case), else of its CPU time above a worker's fixed cost."""
+    if s.work > 0:
+        return int(math.log2(max(s.work, WORK_UNIT) / WORK_UNIT))
+    return int(math.log2(max(s.cost, WALL_UNIT_S) / WALL_UNIT_S))
 
 
 WALL_UNIT_S = 0.25
 """Screening times below this are one bucket (a worker's fixed cost); above, each doubling is a step."""
+WORK_UNIT = 1024
+"""Interpreted work below this many elements is one bucket; above, each doubling is a step."""
 
 
 def candidates(

@@ -18,6 +18,9 @@ Each shim records a note when it acts, so a result obtained through it is never 
    refuses a K below 8 (32-bit), 16 (16-bit) or 32 (8-bit) and operands of different widths. A kernel the
    GPU would not compile must not pass here, so the interpreter asks for the GPU's bounds: such a kernel
    crashes as it would on the GPU (`tile_size_constraint`), with Triton's own message.
+6. work: every builder op the interpreter runs adds the elements it produced to a counter (``drain_work``):
+   how much a kernel computes, whatever the load on the machine and however small the case. Two correct
+   edits are told apart by it: a program per element with 256 lanes each does 256 times the work.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ BF16_NOTE = _PREFIX + "bfloat16 arithmetic is unreliable on this backend; evalua
 _notes: dict[str, None] = {}
 _installed = False
 _current_kernel: list[str] = []
+_work = [0]
 
 
 def _note(text: str) -> None:
@@ -47,6 +51,12 @@ def drain_notes() -> list[str]:
     out = list(_notes)
     _notes.clear()
     return out
+
+
+def drain_work() -> int:
+    """Return the elements the interpreter's ops produced since the last drain and reset the count."""
+    done, _work[0] = _work[0], 0
+    return done
 
 
 def _in_kernel() -> str:
@@ -66,6 +76,7 @@ def install() -> None:
     _patch_libdevice()
     _patch_launch()
     _patch_dot_bounds()
+    _patch_work()
     _installed = True
 
 
@@ -365,3 +376,22 @@ def _patch_dot_bounds() -> None:
 
     interpreter.InterpreterBuilder.__init__ = init
     interpreter.interpreter_builder.codegen_fns["min_dot_size"] = _gpu_min_dot_size
+
+
+# 6. work
+
+
+def _patch_work() -> None:
+    from triton.runtime.interpreter import InterpreterBuilder
+
+    def counted(op: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            out = op(*args, **kwargs)
+            _work[0] += int(getattr(getattr(out, "data", None), "size", 1) or 1)
+            return out
+
+        return run
+
+    for name, op in list(vars(InterpreterBuilder).items()):
+        if name.startswith("create_") and callable(op):
+            setattr(InterpreterBuilder, name, counted(op))

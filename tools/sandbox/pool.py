@@ -70,6 +70,7 @@ class JobOutcome:
     traceback: str | None
     wall_s: float
     stdout_tail: str = ""
+    cpu_s: float = 0.0  # CPU seconds of the job's process (0.0 when unknown): its cost, whatever the load
     stderr_tail: str = ""
     notes: list[str] = field(default_factory=list)
     # The evidence file as this process read it back after the job (None: none asked for, or it was resized).
@@ -535,6 +536,7 @@ class WorkerPool:
             stdout_tail=_tail(os.path.join(job_dir, worker_mod.STDOUT_FILE)),
             stderr_tail=_tail(os.path.join(job_dir, worker_mod.STDERR_FILE)),
             notes=[str(n) for n in (reply or {}).get("notes", [])],
+            cpu_s=float((reply or {}).get("cpu_s") or 0.0),
         )
         if reply is None:
             return out
