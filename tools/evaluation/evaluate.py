@@ -84,6 +84,8 @@ class CaseResult:
     wall_s: float = 0.0
     cpu_s: float = 0.0  # CPU seconds of the candidate's job (its cost, not slowed by other processes)
     work: int = 0  # elements the interpreter's ops produced in the candidate's kernels (0: unknown)
+    lanes: int = 0  # lanes its kernels' loads and stores ran (interpreter only; 0: unknown)
+    live_lanes: int = 0  # of those, the unmasked ones
     # False for cases reported but not judged: a layout warning, a shape outside the kernel's domain.
     counted: bool = True
     # The bar this case was judged by: profile, atol, rtol, and the reference's own rounding error.
@@ -145,6 +147,11 @@ class Evaluator:
         self, device: str = "cpu", pool: WorkerPool | None = None, workers: int | None = None
     ) -> None:
         self.device = device
+        if device == "cpu":
+            # This process's tensor work (canary checks, comparisons) is small and the sandbox workers run on
+            # the same cores: intra-op threads only spin against them (a 3 MB canary fill took 120 ms with
+            # 2 threads on a loaded 2-core machine, 20 ms with 1). Process-wide, as torch's setting is.
+            torch.set_num_threads(1)
         self._own_pool = pool is None
         self._pool = pool
         self._workers = workers
@@ -314,7 +321,10 @@ class Evaluator:
     def _judge(self, problem: Problem, ref: _Reference, outcome: JobOutcome, notes: list[str]) -> CaseResult:
         case = self._judge_outcome(problem, ref, outcome, notes)
         case.cpu_s = round(outcome.cpu_s, 3)
-        case.work = _count(outcome.result.get("work") if isinstance(outcome.result, dict) else 0)
+        counts = outcome.result if isinstance(outcome.result, dict) else {}
+        case.work, case.lanes, case.live_lanes = (
+            _count(counts.get(key)) for key in ("work", "lanes", "live_lanes")
+        )
         return case
 
     def _judge_outcome(

@@ -127,7 +127,7 @@ def candidate_case(payload: dict[str, Any]) -> dict[str, Any]:
         "arena_table": arena.table if arena is not None else [],
         "weights": weights,
         "notes": _drain_notes(),
-        "work": _drain_work(),
+        **_drain_work(),
     }
 
 
@@ -504,9 +504,9 @@ class Arena:
         return buf
 
 
-def _drain_work() -> int:
+def _drain_work() -> dict[str, int]:
     if os.environ.get("TRITON_INTERPRET") != "1":
-        return 0
+        return {}
     from kernel_medic.tools.sandbox import interpreter_shims
 
     return interpreter_shims.drain_work()

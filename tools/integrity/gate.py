@@ -73,13 +73,16 @@ def audit(
     dynamic: Dynamic = "auto",
     held_back_seeds: tuple[int, int] = HELD_BACK_SEEDS,
     unreached_policy: UnreachedPolicy = "warn",
+    reports: tuple[dict[str, Any], dict[str, Any]] | None = None,
 ) -> AuditResult:
-    """Audit the candidate; dynamic="auto" skips the sandbox when static checks already say cheat.
+    """Audit the candidate; dynamic="auto" skips the sandbox when static checks already say cheat (or the
+    repair is refused as wasteful).
 
     With the original source, each static finding says whether the repair introduced it or the candidate
     already had it, and (from the lines the audited runs executed) whether the problem reaches it: an
     introduced finding always counts; a pre-existing one counts when reached (unknown counts as reached)
-    and, when never reached, is decided by `unreached_policy`.
+    and, when never reached, is decided by `unreached_policy`. With `reports` (the original's and the
+    candidate's full-tier reports) a repair that multiplies the kernels' masked-off lanes is refused too.
     """
     start = time.monotonic()
     evaluator = (
@@ -96,8 +99,13 @@ def audit(
     )
     if original_source is not None:
         findings = mark_origin(findings, original_source, problem)
+    wasteful = dead_lanes(*reports) if reports else None
+    if wasteful:
+        findings.append(_finding(problem, "dead_lanes", "suspicious", wasteful))
     result = AuditResult(verdict(findings), findings, checks=["static"])
-    settled = any(f.severity == "cheat" and f.origin != "pre-existing" for f in findings)
+    # A wasteful repair is refused whatever the sandbox finds, and its hundreds of audited calls are slow.
+    cheat = any(f.severity == "cheat" and f.origin != "pre-existing" for f in findings)
+    settled = cheat or wasteful is not None
     if dynamic == "never" or (dynamic == "auto" and settled):
         result.wall_s = time.monotonic() - start
         return result
@@ -362,6 +370,36 @@ def _per_rule(findings: list[Finding]) -> list[Finding]:
         )
         for fs in grouped.values()
     ]
+
+
+WASTE_FACTOR = 4
+"""A repair whose loads and stores run this many times the original's lanes, with a live share this many
+times smaller, is refused as wasteful."""
+
+
+def dead_lanes(original: dict[str, Any], repaired: dict[str, Any]) -> str | None:
+    """Why the repaired kernels' memory lanes are mostly masked off where the original's were not, or None.
+
+    Both are full-tier reports of the same problem; their cases are paired by name. A loop over every element
+    where one over every tile was meant (`range(K)` over BLOCK_K tiles), or a program per element of a
+    BLOCK-wide kernel, is correct and does BLOCK times the work: not a small honest fix. A repair that only
+    adds programs or trips that do real work (a grid that now covers the output) keeps its live share.
+    """
+    before = {c["name"]: c for c in original.get("cases") or [] if c.get("lanes")}
+    after = [c for c in repaired.get("cases") or [] if c.get("lanes") and c["name"] in before]
+    pairs = [(before[c["name"]], c) for c in after]
+    if not pairs:
+        return None
+    lanes = [sum(p[i]["lanes"] for p in pairs) for i in (0, 1)]
+    live = [sum(p[i].get("live_lanes", 0) for p in pairs) / lanes[i] for i in (0, 1)]
+    growth = lanes[1] / lanes[0]
+    if growth < WASTE_FACTOR or live[1] * WASTE_FACTOR > live[0]:
+        return None
+    return (
+        f"the repair runs {growth:.0f}x the original's load/store lanes and {live[1]:.1%} of them are live "
+        f"(the original: {live[0]:.1%}): correct, but nearly all of its work is masked off (a loop over "
+        "every element where one over every tile was meant, or a program per element)"
+    )
 
 
 def _finding(problem: Problem, rule: str, severity: Severity, evidence: str) -> Finding:

@@ -20,7 +20,9 @@ Each shim records a note when it acts, so a result obtained through it is never 
    crashes as it would on the GPU (`tile_size_constraint`), with Triton's own message.
 6. work: every builder op the interpreter runs adds the elements it produced to a counter (``drain_work``):
    how much a kernel computes, whatever the load on the machine and however small the case. Two correct
-   edits are told apart by it: a program per element with 256 lanes each does 256 times the work.
+   edits are told apart by it: a program per element with 256 lanes each does 256 times the work. Loads and
+   stores also count their lanes and the live (unmasked) ones: a loop over every element where one over
+   every tile was meant leaves nearly all of its lanes masked off.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ BF16_NOTE = _PREFIX + "bfloat16 arithmetic is unreliable on this backend; evalua
 _notes: dict[str, None] = {}
 _installed = False
 _current_kernel: list[str] = []
-_work = [0]
+_work = {"work": 0, "lanes": 0, "live_lanes": 0}
 
 
 def _note(text: str) -> None:
@@ -53,9 +55,12 @@ def drain_notes() -> list[str]:
     return out
 
 
-def drain_work() -> int:
-    """Return the elements the interpreter's ops produced since the last drain and reset the count."""
-    done, _work[0] = _work[0], 0
+def drain_work() -> dict[str, int]:
+    """The elements the interpreter's ops produced since the last drain (`work`), the lanes its loads and
+    stores ran and the live ones among them; the counts restart at 0."""
+    done = dict(_work)
+    for key in _work:
+        _work[key] = 0
     return done
 
 
@@ -387,11 +392,24 @@ def _patch_work() -> None:
     def counted(op: Callable[..., Any]) -> Callable[..., Any]:
         def run(*args: Any, **kwargs: Any) -> Any:
             out = op(*args, **kwargs)
-            _work[0] += int(getattr(getattr(out, "data", None), "size", 1) or 1)
+            _work["work"] += int(getattr(getattr(out, "data", None), "size", 1) or 1)
             return out
+
+        return run
+
+    def lanes(op: Callable[..., Any], mask_at: int) -> Callable[..., Any]:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            mask = getattr(args[mask_at], "data", None) if len(args) > mask_at else None
+            if isinstance(mask, np.ndarray):
+                _work["lanes"] += int(mask.size)
+                _work["live_lanes"] += int(np.count_nonzero(mask))
+            return op(*args, **kwargs)
 
         return run
 
     for name, op in list(vars(InterpreterBuilder).items()):
         if name.startswith("create_") and callable(op):
             setattr(InterpreterBuilder, name, counted(op))
+    # (self, ptrs, mask, ...) and (self, ptrs, value, mask, ...); the unmasked forms call these with all-true
+    InterpreterBuilder.create_masked_load = lanes(InterpreterBuilder.create_masked_load, 2)
+    InterpreterBuilder.create_masked_store = lanes(InterpreterBuilder.create_masked_store, 3)
