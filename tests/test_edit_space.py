@@ -306,6 +306,11 @@ def test_a_grid_too_small_for_the_output_is_sized_by_the_output(tmp_path: Path, 
     assert {"forward: grid[0] = out.numel()", "forward: grid[0] = x.numel() // x.shape[-1]"} <= {
         d.split(" (line")[0] for d in found
     }
+    # Localisation points at the launch (line 23) that leaves the output unwritten, not at the tuple it
+    # reads two lines up: the grid's edits rank with the launch, ahead of the kernel's statements.
+    ranked = generate(ROW_LSE_CANDIDATE, None, [23, 11])
+    grid_first = next(i for i, rw in enumerate(ranked) if rw.description.startswith("forward: grid[0] = out"))
+    assert grid_first < next(i for i, rw in enumerate(ranked) if rw.line == 11), ranked[:5]
     problem = load_problem(write_problem(tmp_path / "p", ROW_LSE_CANDIDATE, ROW_LSE_REFERENCE))
 
     def evaluate(source: str, tier: str) -> dict:

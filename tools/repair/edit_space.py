@@ -462,20 +462,26 @@ def edit_grid(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
             grid = _grid_tuple(tree, launch, fn)
             if grid is None:
                 continue
+            # A grid built lines above its launch (`grid = (n,)`) ranks with the launch too: localisation
+            # points at the launch that leaves the output unwritten, not at the tuple it reads.
+            launched = (tree.line(launch),)
             entries = [e.value for e in grid.elements]
             for i, entry in enumerate(entries):
                 for option in options:
                     if option != _render(entry):
-                        yield tree.edit(entry, _expr(option), f"{fn.name.value}: grid[{i}] = {option}")
+                        what = f"{fn.name.value}: grid[{i}] = {option}"
+                        yield tree.edit(entry, _expr(option), what, also=launched)
             if len(entries) < 3:
                 for option in sizes:
                     new = _expr("(" + ", ".join([*(_render(e) for e in entries), option]) + ",)")
-                    yield tree.edit(grid, new, f"{fn.name.value}: grid gets a dimension {option}")
+                    what = f"{fn.name.value}: grid gets a dimension {option}"
+                    yield tree.edit(grid, new, what, also=launched)
             if len(entries) > 1 and _axes_read(tree.module, launch) <= {0}:
                 # CUDA habit: (blocks, threads per block) for a kernel that reads only axis 0. The extra
                 # axes repeat every program (and multiply an interpreter's cost): one axis, resized.
                 for option in dict.fromkeys([_render(entries[0]), *options]):
-                    yield tree.edit(grid, _expr(f"({option},)"), f"{fn.name.value}: grid = ({option},)")
+                    what = f"{fn.name.value}: grid = ({option},)"
+                    yield tree.edit(grid, _expr(f"({option},)"), what, also=launched)
 
 
 def _blockish(arg: cst.Arg) -> bool:
