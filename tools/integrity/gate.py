@@ -208,7 +208,10 @@ def _start_dynamic(
 ) -> tuple[dict[str, Any], Future[JobOutcome]] | None:
     """Run the reference on the audit's inputs, then submit the candidate's audited runs."""
     pool = evaluator.pool
-    limits = SandboxLimits(timeout_s=problem.config.timeout_s)
+    many_budget_s = max(10.0, problem.config.timeout_s / 4)
+    # The audited job runs the candidate five times under line coverage, then the sleeper run: one run's
+    # timeout is not its bound. At load 9 on 2 cores a clean repair's audit passed 60 s and was refused.
+    limits = SandboxLimits(timeout_s=2 * problem.config.timeout_s + many_budget_s)
     ref_payload = {
         "source": problem.reference_source,
         "filename": problem.reference_path.name,
@@ -231,7 +234,7 @@ def _start_dynamic(
         "inputs": reference["inputs"],
         "device": evaluator.device,
         "many": sleeper_order(),
-        "many_budget_s": max(10.0, problem.config.timeout_s / 4),
+        "many_budget_s": many_budget_s,
     }
     return reference, pool.submit(CANDIDATE_AUDIT_JOB, cand_payload, limits)
 
