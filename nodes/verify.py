@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from kernel_medic.graph.runtime import config_of, evaluator_for, problem_for, traced
@@ -11,6 +12,9 @@ from kernel_medic.tools.evaluation.evaluate import EvalReport
 from kernel_medic.tools.evaluation.mismatch import SCORE_NOISE, closer
 from kernel_medic.tools.repair.edits import diff_stats, unified_diff
 from kernel_medic.tools.trace import append_event, digest, source_hash
+
+VERIFY_FLOOR_S = 60.0
+"""The least time the full tier of a patch gets, even once the run's wall budget is spent."""
 
 
 @traced("verify")
@@ -30,7 +34,11 @@ def verify(state: RepairState) -> dict[str, Any]:
     # Within the noise of a few chance elements, a lower light score may still be nearer (mismatch.closer).
     near = light.score >= best_light - SCORE_NOISE
     if light.verdict == "pass" or (near and not (hung and light.score == 0)):
-        report = _run(evaluator.evaluate(problem, tier="full"), state, "full")
+        # The full tier stops with the run's wall budget (a grid edit's took 216 s on a loaded machine):
+        # cases cut short count as timeouts, so the deadline can fail a patch, never pass it.
+        left = config_of(state).wall_budget_s - state.get("wall_s", 0.0)
+        deadline = time.monotonic() + max(VERIFY_FLOOR_S, left)
+        report = _run(evaluator.evaluate(problem, tier="full", deadline=deadline), state, "full")
     best_score = state.get("best_score", -1.0)
     # A crash scores 0 whatever its cause: at an equal score, a crash that got further is progress too.
     best_report = state.get("best_report") or {}

@@ -183,8 +183,9 @@ class Evaluator:
     ) -> EvalReport:
         """Run every case of the tier. Raises InvalidProblem when the reference itself cannot run.
 
-        With a `deadline` (a `time.monotonic()` value; screening, never the verdict a repair is judged by),
-        the cases not started once one times out or the deadline passes are not run and count as timeouts.
+        With a `deadline` (a `time.monotonic()` value: screening, and verify's bound by the wall budget),
+        the cases not started once one times out or the deadline passes are not run and count as timeouts:
+        a deadline can fail a candidate, never pass one.
         """
         start = time.monotonic()
         specs = cases_for_tier(tier, problem.config, problem.size_constants)
