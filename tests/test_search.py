@@ -241,6 +241,24 @@ def test_the_first_passing_edit_ends_the_full_checks(tmp_path: Path, evaluator) 
     assert runs.count("full") == 2  # the base, then the proposal: no other finalist
 
 
+def test_a_correct_edit_with_its_lanes_masked_off_is_not_proposed(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    # The gate refuses a program per element (dead_lanes); the search must not spend its proposals on it.
+    from kernel_medic.tools.repair.search import verify_full, wasteful
+
+    folder = write_problem(tmp_path / "p", scale_candidate(("triton.cdiv(n, 256)", "1")), toml=LIGHT_TOML)
+    problem = load_problem(folder)
+
+    def evaluate(source: str, tier: str) -> dict:
+        return evaluator.evaluate(problem.with_candidate(source), tier=tier).to_dict()
+
+    base = evaluate(problem.candidate_source, "full")
+    per_element, covering = scale_candidate(("triton.cdiv(n, 256)", "n")), scale_candidate()
+    rewrites = [Rewrite("edit_grid", "grid", src, 24) for src in (per_element, covering)]
+    results = verify_full(rewrites, evaluate, 2, str(tmp_path))
+    assert [verdict for _, verdict, _ in results] == ["pass", "pass"]
+    assert wasteful(per_element, base, str(tmp_path)) and not wasteful(covering, base, str(tmp_path))
+
+
 # A loop over chunks whose trip count rounds down: the last, partial chunk is never written.
 FLOOR_LOOP = """\
 import torch

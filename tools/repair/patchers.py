@@ -33,6 +33,7 @@ from kernel_medic.tools.repair.search import (
     screened_distance,
     screening_tier,
     verify_full,
+    wasteful,
 )
 from kernel_medic.tools.trace import source_hash
 
@@ -192,6 +193,8 @@ class OfflinePatcher:
                 for item, verdict, _ in verify_full(
                     [x.rewrite for x in passing[at : at + width]], self.evaluate, self.workers, self.namespace
                 ):
+                    if wasteful(item.source, request.report or {}, self.namespace):
+                        continue  # the gate would refuse it (dead_lanes): a cheaper edit may still pass
                     if verdict == "pass" or fixes_cases(item.source, request.report, self.namespace):
                         return PatchOutcome(_proposal(item))
         screened.sort(key=promise)
@@ -210,9 +213,12 @@ class OfflinePatcher:
             gains += [
                 (screened, verdict, score)
                 for screened, (_, verdict, score) in zip(chunk, results, strict=True)
-                if verdict == "pass"
-                or score > base_full
-                or comes_closer(screened.rewrite.source, request.report, namespace)
+                if not wasteful(screened.rewrite.source, request.report or {}, namespace)
+                and (
+                    verdict == "pass"
+                    or score > base_full
+                    or comes_closer(screened.rewrite.source, request.report, namespace)
+                )
             ]
             # Real gains first; an edit only nearer the reference (comes_closer) ranks after them.
             gains.sort(key=lambda item: (item[1] != "pass", -max(item[2], base_full), item[0].size))

@@ -176,12 +176,22 @@ def _full(source: str, evaluate: EvaluateFn, namespace: str) -> tuple[str, float
 
 
 def _summary(report: dict[str, Any]) -> dict[str, Any]:
-    keep = ("name", "counted", "rel_l2")
+    keep = ("name", "counted", "rel_l2", "lanes", "live_lanes")
     return {
         "verdict": report.get("verdict"),
         "score": report.get("score", 0.0),
         "cases": [{k: c.get(k) for k in keep if k in c} for c in report.get("cases") or []],
     }
+
+
+def wasteful(source: str, base_report: dict[str, Any], namespace: str = "") -> bool:
+    """Whether a verified source's kernels leave most of their lanes masked off where the base's did not:
+    the gate would refuse it as `dead_lanes`, so the search does not propose it."""
+    from kernel_medic.tools.integrity.gate import dead_lanes
+
+    with _cache_lock:
+        mine = _reports.get((f"full:{namespace}", source_hash(source)))
+    return bool(mine) and dead_lanes(base_report, mine or {}) is not None
 
 
 def comes_closer(source: str, base_report: dict[str, Any], namespace: str = "") -> bool:
