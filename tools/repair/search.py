@@ -187,7 +187,7 @@ def _summary(report: dict[str, Any]) -> dict[str, Any]:
 def wasteful(source: str, base_report: dict[str, Any], namespace: str = "") -> bool:
     """Whether a verified source's kernels leave most of their lanes masked off where the base's did not:
     the gate would refuse it as `dead_lanes`, so the search does not propose it."""
-    from kernel_medic.tools.integrity.gate import dead_lanes
+    from kernel_medic.tools.evaluation.waste import dead_lanes
 
     with _cache_lock:
         mine = _reports.get((f"full:{namespace}", source_hash(source)))
