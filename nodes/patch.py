@@ -32,6 +32,7 @@ from kernel_medic.tools.repair.patchers import (
     PatchOutcome,
     PatchRequest,
 )
+from kernel_medic.tools.repair.search import full_report
 from kernel_medic.tools.trace import append_event, source_hash
 
 
@@ -245,6 +246,9 @@ def _delta(outcome: PatchOutcome, state: RepairState) -> dict[str, Any]:
             )
     proposal = outcome.proposal
     if proposal is not None:
+        # The search's full-tier run of this very source (same evaluator, seeds and cases) is its
+        # verification: verify does not run it again.
+        known = full_report(proposal.source, _namespace(state))
         delta.update(
             pending={
                 "source": proposal.source,
@@ -252,6 +256,7 @@ def _delta(outcome: PatchOutcome, state: RepairState) -> dict[str, Any]:
                 "hypothesis": proposal.hypothesis,
                 "rule": proposal.rule,
                 "description": proposal.description,
+                **({"full_report": known} if known else {}),
             },
             iterations=1,
             patches_per_hypothesis={proposal.hypothesis: 1},

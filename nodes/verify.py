@@ -10,11 +10,13 @@ from kernel_medic.graph.state import Attempt, RepairState
 from kernel_medic.tools.evaluation import crashes
 from kernel_medic.tools.evaluation.evaluate import EvalReport
 from kernel_medic.tools.evaluation.mismatch import SCORE_NOISE, closer
+from kernel_medic.tools.evaluation.problem import Problem
 from kernel_medic.tools.repair.edits import diff_stats, unified_diff
 from kernel_medic.tools.trace import append_event, digest, source_hash
 
-VERIFY_FLOOR_S = 60.0
-"""The least time the full tier of a patch gets, even once the run's wall budget is spent."""
+VERIFY_FLOOR_S = 30.0
+"""The least time the full tier of a patch gets, even once the run's wall budget is spent (the search's own
+proposals come verified, so this bounds an LLM's or a crash rule's late patch: a run stays under 5 minutes)."""
 
 
 @traced("verify")
@@ -22,6 +24,64 @@ def verify(state: RepairState) -> dict[str, Any]:
     pending = state["pending"] or {}
     source = pending["source"]
     problem = problem_for(state).with_candidate(source)
+    known = pending.get("full_report")
+    if known:
+        # The search already ran this source on the full tier (search.full_report): the same evaluation.
+        report = known
+        trace = state.get("trace_path")
+        verdict, score = known.get("verdict"), known.get("score")
+        append_event(trace, "tool", name="evaluate", tier="full", reused=True, verdict=verdict, score=score)
+    else:
+        report = _evaluate(problem, state)
+    best_score = state.get("best_score", -1.0)
+    # A crash scores 0 whatever its cause: at an equal score, a crash that got further is progress too.
+    best_report = state.get("best_report") or {}
+    # At an equal score, numbers much nearer the reference are progress too (one of two bugs fixed).
+    moved_on = (report["score"] == best_score and crashes.progress(best_report, report)) or (
+        report["score"] <= best_score and closer(best_report, report)
+    )
+    improved = report["tier"] == "full" and (report["score"] > best_score or moved_on)
+    diff = unified_diff(state["best_source"], source, path=problem.candidate_path.name)
+    attempt: Attempt = {
+        "iteration": state.get("iterations", 0),
+        "strategy": pending["strategy"],
+        "hypothesis": pending["hypothesis"],
+        "rule": pending["rule"],
+        "description": pending["description"],
+        "diff": diff,
+        "diff_lines": diff_stats(state["best_source"], source)["changed_lines"],
+        "source_hash": source_hash(source),
+        "verdict": report["verdict"],
+        "score": report["score"],
+        "improved": improved and report["verdict"] != "pass",
+        "error": None,
+    }
+    delta: dict[str, Any] = {"attempts": [attempt], "current_source": source}
+    if report["verdict"] == "pass":
+        # Not the best yet: only a clean audit makes a passing patch the result.
+        rest = {k: v for k, v in pending.items() if k != "full_report"}
+        delta["pending"] = {**rest, "score": report["score"], "report": report}
+        return delta
+    delta["pending"] = None
+    if improved:
+        delta.update(
+            best_source=source,
+            best_score=report["score"],
+            best_verdict=report["verdict"],
+            best_report=report,
+            no_progress=0,
+            feedback="",
+        )
+    else:
+        delta.update(
+            no_progress=state.get("no_progress", 0) + 1,
+            feedback=f"The last patch ({pending['description']}) gave {report['verdict']} with score "
+            f"{report['score']:.4f}, no better than the best {state.get('best_score', 0.0):.4f}.",
+        )
+    return delta
+
+
+def _evaluate(problem: Problem, state: RepairState) -> dict[str, Any]:
     evaluator = evaluator_for(config_of(state))
     light = _run(evaluator.evaluate(problem, tier="light"), state, "light")
     best_light = _light_score(state.get("best_report") or {})
@@ -39,51 +99,7 @@ def verify(state: RepairState) -> dict[str, Any]:
         left = config_of(state).wall_budget_s - state.get("wall_s", 0.0)
         deadline = time.monotonic() + max(VERIFY_FLOOR_S, left)
         report = _run(evaluator.evaluate(problem, tier="full", deadline=deadline), state, "full")
-    best_score = state.get("best_score", -1.0)
-    # A crash scores 0 whatever its cause: at an equal score, a crash that got further is progress too.
-    best_report = state.get("best_report") or {}
-    # At an equal score, numbers much nearer the reference are progress too (one of two bugs fixed).
-    moved_on = (report.score == best_score and crashes.progress(best_report, report.to_dict())) or (
-        report.score <= best_score and closer(best_report, report.to_dict())
-    )
-    improved = report.tier == "full" and (report.score > best_score or moved_on)
-    diff = unified_diff(state["best_source"], source, path=problem.candidate_path.name)
-    attempt: Attempt = {
-        "iteration": state.get("iterations", 0),
-        "strategy": pending["strategy"],
-        "hypothesis": pending["hypothesis"],
-        "rule": pending["rule"],
-        "description": pending["description"],
-        "diff": diff,
-        "diff_lines": diff_stats(state["best_source"], source)["changed_lines"],
-        "source_hash": source_hash(source),
-        "verdict": report.verdict,
-        "score": report.score,
-        "improved": improved and report.verdict != "pass",
-        "error": None,
-    }
-    delta: dict[str, Any] = {"attempts": [attempt], "current_source": source}
-    if report.verdict == "pass":
-        # Not the best yet: only a clean audit makes a passing patch the result.
-        delta["pending"] = {**pending, "score": report.score, "report": report.to_dict()}
-        return delta
-    delta["pending"] = None
-    if improved:
-        delta.update(
-            best_source=source,
-            best_score=report.score,
-            best_verdict=report.verdict,
-            best_report=report.to_dict(),
-            no_progress=0,
-            feedback="",
-        )
-    else:
-        delta.update(
-            no_progress=state.get("no_progress", 0) + 1,
-            feedback=f"The last patch ({pending['description']}) gave {report.verdict} with score "
-            f"{report.score:.4f}, no better than the best {state.get('best_score', 0.0):.4f}.",
-        )
-    return delta
+    return report.to_dict()
 
 
 def _run(report: EvalReport, state: RepairState, tier: str) -> EvalReport:

@@ -13,7 +13,7 @@ from kernel_medic.graph.budget import stop_reason
 from kernel_medic.graph.builder import build_graph
 from kernel_medic.graph.config import RepairConfig
 from kernel_medic.tools.repair.llm import render_prompt
-from kernel_medic.tools.trace import read_trace
+from kernel_medic.tools.trace import read_trace, source_hash
 from openai_server import ScriptedOpenAIServer
 from problems import OPAQUE_SCALE_REFERENCE, scale_candidate, write_problem
 
@@ -127,8 +127,13 @@ def test_offline_cli_repairs_the_bundled_example(tmp_path: Path) -> None:
     assert "+    x = tl.load" in (out / "diff.patch").read_text()
     assert "[verify]" in proc.stderr and "[audit] clean" in proc.stderr  # progress per node
     # Every kernel run of the search is in the trace: what was screened, on which tier, under which limit.
-    screens = [e for e in read_trace(out / "trace.jsonl") if e["event"] == "screen"]
+    events = read_trace(out / "trace.jsonl")
+    screens = [e for e in events if e["event"] == "screen"]
     assert screens and all(e["tier"] in ("micro", "light", "full") and e["timeout_s"] > 0 for e in screens)
+    # The search's full-tier run of the repair is its verification: verify does not run the kernel again.
+    assert [e["tier"] for e in screens if e["digest"] == source_hash(repaired)].count("full") == 1
+    runs = [e.get("reused", False) for e in events if e["event"] == "tool" and e.get("name") == "evaluate"]
+    assert runs == [False, True]  # the candidate as given, then the repair's verification
 
 
 def test_scripted_llm_repairs_what_no_rule_covers_and_replay_reproduces_it(tmp_path: Path) -> None:

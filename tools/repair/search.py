@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernel_medic.tools.evaluation.mismatch import closer, distance
+from kernel_medic.tools.evaluation.waste import dead_lanes
 from kernel_medic.tools.repair.edit_space import generate
 from kernel_medic.tools.repair.edits import diff_stats
 from kernel_medic.tools.repair.mutations import MUTATIONS, kernel_spans, mutate
@@ -41,6 +42,9 @@ _costs: dict[tuple[str, str], tuple[float, int]] = {}
 launch a program per element is the fix (a grid of n programs also covers a tail, at n times the work)."""
 _reports: dict[tuple[str, str], dict[str, Any]] = {}
 """The verdict and per-case distances of each full-tier report (same keys), for `closer` at equal scores."""
+_whole: dict[tuple[str, str], dict[str, Any]] = {}
+"""The last few whole full-tier reports (same keys): the one of the edit proposed is its verification."""
+_WHOLE_KEPT = 32
 
 
 @dataclass(frozen=True)
@@ -172,6 +176,11 @@ def _full(source: str, evaluate: EvaluateFn, namespace: str) -> tuple[str, float
         _cache[key] = result
         _passing[key] = passing
         _reports[key] = summary
+        if not any(case.get("verdict") == "timeout" for case in report.get("cases") or []):
+            # A case's time limit may have been cut for the screening: its timeout is not the judge's.
+            if len(_whole) >= _WHOLE_KEPT:
+                _whole.pop(next(iter(_whole)))
+            _whole[key] = report
     return result
 
 
@@ -187,8 +196,6 @@ def _summary(report: dict[str, Any]) -> dict[str, Any]:
 def wasteful(source: str, base_report: dict[str, Any], namespace: str = "") -> bool:
     """Whether a verified source's kernels leave most of their lanes masked off where the base's did not:
     the gate would refuse it as `dead_lanes`, so the search does not propose it."""
-    from kernel_medic.tools.evaluation.waste import dead_lanes
-
     with _cache_lock:
         mine = _reports.get((f"full:{namespace}", source_hash(source)))
     return bool(mine) and dead_lanes(base_report, mine or {}) is not None
@@ -222,6 +229,13 @@ def fixes_cases(source: str, base_report: dict[str, Any], namespace: str = "") -
         return False
     base = passing_cases(base_report)
     return base < mine
+
+
+def full_report(source: str, namespace: str = "") -> dict[str, Any] | None:
+    """The whole full-tier report `verify_full` recorded for a source (None: not run, no longer kept, or a
+    case ran out of a time limit that may have been cut short)."""
+    with _cache_lock:
+        return _whole.get((f"full:{namespace}", source_hash(source)))
 
 
 def known_full(source: str, namespace: str = "") -> tuple[str, float] | None:
@@ -311,11 +325,11 @@ def cost_steps(s: Screened) -> int:
     kernels apart on the smallest case), else of its CPU time above a worker's fixed cost."""
     if s.work > 0:
         return int(math.log2(max(s.work, WORK_UNIT) / WORK_UNIT))
-    return int(math.log2(max(s.cost, WALL_UNIT_S) / WALL_UNIT_S))
+    return int(math.log2(max(s.cost, CPU_UNIT_S) / CPU_UNIT_S))
 
 
-WALL_UNIT_S = 0.25
-"""Screening times below this are one bucket (a worker's fixed cost); above, each doubling is a step."""
+CPU_UNIT_S = 0.25
+"""Screening CPU seconds below this are one bucket (a worker's fixed cost); above, each doubling is a step."""
 WORK_UNIT = 1024
 """Interpreted work below this many elements is one bucket; above, each doubling is a step."""
 
