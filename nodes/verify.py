@@ -15,8 +15,8 @@ from kernel_medic.tools.repair.edits import diff_stats, unified_diff
 from kernel_medic.tools.trace import append_event, digest, source_hash
 
 VERIFY_FLOOR_S = 30.0
-"""The least time the full tier of a patch gets, even once the run's wall budget is spent (the search's own
-proposals come verified, so this bounds an LLM's or a crash rule's late patch: a run stays under 5 minutes)."""
+"""The least time the full tier of a patch gets, even once the run's wall budget is spent (the search's
+own proposals come verified, so this bounds an LLM's or a crash rule's late patch)."""
 
 
 @traced("verify")

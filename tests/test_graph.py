@@ -133,7 +133,7 @@ def test_offline_cli_repairs_the_bundled_example(tmp_path: Path) -> None:
     # The search's full-tier run of the repair is its verification: verify does not run the kernel again.
     assert [e["tier"] for e in screens if e["digest"] == source_hash(repaired)].count("full") == 1
     runs = [e.get("reused", False) for e in events if e["event"] == "tool" and e.get("name") == "evaluate"]
-    assert runs == [False, True]  # the candidate as given, then the repair's verification
+    assert runs[0] is False and runs[1:] and all(runs[1:])  # the candidate as given, then each patch's
 
 
 def test_scripted_llm_repairs_what_no_rule_covers_and_replay_reproduces_it(tmp_path: Path) -> None:
