@@ -69,6 +69,56 @@ class ModelNew(nn.Module):
 """
 
 
+# A row log-sum-exp whose stable path (the row's max subtracted) hangs on a flag the wrapper computes from the
+# dtype: in float32 exp overflows once values pass 88, which only the large-magnitude cases reach.
+LSE_REFERENCE = """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.logsumexp(x, dim=1)
+
+
+def get_inputs():
+    return [torch.randn(6, 40)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+UNSTABLE_LSE = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def lse_rows(x_ptr, out_ptr, D, BLOCK: tl.constexpr, STABLE: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * D + offs, mask=offs < D, other=-float("inf"))
+    if STABLE:
+        m = tl.max(x, axis=0)
+    else:
+        m = 0.0
+    total = tl.sum(tl.exp(x - m), axis=0)
+    tl.store(out_ptr + row, tl.log(total) + m)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty(x.shape[0], device=x.device, dtype=torch.float32)
+        stable = x.dtype != torch.float32
+        lse_rows[(x.shape[0],)](x, out, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]), STABLE=stable)
+        return out
+"""
+
+
 def run(folder: Path, tmp_path: Path, **overrides: object) -> RepairResult:
     config = RepairConfig(strategy="offline", workers=2, **overrides)  # type: ignore[arg-type]
     return repair(folder, None, config, trace=tmp_path / "trace.jsonl", checkpoint_db=tmp_path / "cp.sqlite")
@@ -372,3 +422,27 @@ def test_of_two_edits_with_the_same_result_the_cheaper_kernel_screens_first() ->
     # Work within a few doublings keeps the shorter edit first.
     near = Screened(Rewrite("edit_mask", "m", "c", 1), "pass", 1.0, 1, 0.0, 0.2, 14_000)
     assert sorted([covering, near], key=promise)[0] is near
+
+
+def test_a_bug_only_large_values_show_is_screened_on_a_case_that_shows_it(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    # The micro and light cases pass, so screening there cannot tell the fix from a no-op: the search screens
+    # on the smallest case the base fails instead, where the flag's fix is the one edit that passes.
+    toml = "seeds = [0]\nvalue_variants = true\nautomatic_shapes = false\n"
+    folder = write_problem(tmp_path / "p", UNSTABLE_LSE, reference=LSE_REFERENCE, toml=toml)
+    problem = load_problem(folder)
+    tiers: list[str] = []
+
+    def counted(source: str, tier: str) -> dict:
+        tiers.append(tier)
+        return evaluator.evaluate(problem.with_candidate(source), tier=tier).to_dict()
+
+    report = counted(problem.candidate_source, "full")
+    failing = {c["name"] for c in report["cases"] if c["verdict"] != "pass"}
+    assert report["verdict"] == "mismatch" and "seed0" not in failing, failing
+    outcome = OfflinePatcher(counted, workers=2, namespace=str(tmp_path)).propose(
+        request_for(problem.candidate_source, report=report, reference_source=problem.reference_source)
+    )
+    assert outcome.proposal is not None and "stable = True" in outcome.proposal.source, outcome
+    screened_on = {t for t in tiers if t.startswith("case:")}
+    assert len(screened_on) == 1 and screened_on.pop()[len("case:") :] in failing
+

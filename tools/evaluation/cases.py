@@ -337,12 +337,19 @@ def micro_shape_overrides(constants: Mapping[str, int]) -> dict[str, int]:
 
 
 def cases_for_tier(
-    tier: Literal["micro", "light", "full"], config: ProblemConfig, constants: Mapping[str, int]
+    tier: str, config: ProblemConfig, constants: Mapping[str, int]
 ) -> list[CaseSpec]:
     """The cases of a tier: micro is one seed at the micro shape (for screening many edits; without a size to
-    shrink it is the light case); light is one seed; full adds seeds, value variants, shapes and a layout."""
+    shrink it is the light case); light is one seed; full adds seeds, value variants, shapes and a layout;
+    `case:NAME` is the full tier's case of that name alone."""
+    if tier.startswith("case:"):
+        # One case of the full tier: screening on the case that shows a bug the light case does not.
+        chosen = [c for c in cases_for_tier("full", config, constants) if c.name == tier[len("case:") :]]
+        if not chosen:
+            raise ValueError(f"no case {tier[len('case:') :]!r} in the full tier")
+        return chosen
     if tier not in ("micro", "light", "full"):
-        raise ValueError(f"unknown tier {tier!r}: expected 'micro', 'light' or 'full'")
+        raise ValueError(f"unknown tier {tier!r}: expected 'micro', 'light', 'full' or 'case:NAME'")
     config = config.effective()
     base = config.seeds[0]
     if tier == "micro":

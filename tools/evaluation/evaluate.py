@@ -27,7 +27,8 @@ from kernel_medic.tools.evaluation.problem import InvalidProblem, Problem
 from kernel_medic.tools.evaluation.settings import KERNELBENCH_TOLERANCE, ProblemConfig
 from kernel_medic.tools.sandbox.pool import JobOutcome, SandboxLimits, WorkerPool
 
-Tier = Literal["micro", "light", "full"]
+Tier = str
+"""micro, light, full, or case:NAME (one case of the full tier; see cases_for_tier)."""
 Verdict = Literal[
     "pass",
     "mismatch",

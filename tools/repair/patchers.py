@@ -149,7 +149,7 @@ class OfflinePatcher:
         if self.evaluate is None:
             return PatchOutcome(_proposal(untried[0]))
         base_full = float(request.report.get("score", -1.0)) if request.report else -1.0
-        tier, base_light = screening_tier(request.source, self.evaluate, self.namespace)
+        tier, base_light = screening_tier(request.source, self.evaluate, self.namespace, request.report)
         if tier == "light":
             base_light = light_score(request.report) if request.report else base_light
         if base_light >= 1.0:

@@ -78,6 +78,9 @@ def light_score(report: dict[str, Any]) -> float:
         # other small shapes still judge it.
         counted = [c for c in cases if c.get("counted", True)]
         return sum(_share(c) for c in counted) / len(counted) if counted else -1.0
+    if str(tier).startswith("case:"):
+        counted = [c for c in report.get("cases") or [] if c.get("counted", True)]
+        return _share(counted[0]) if counted else -1.0
     if report.get("verdict") == "pass" and tier == "light":
         return 1.0
     for case in report.get("cases") or []:
@@ -259,11 +262,15 @@ def known_screen(source: str, namespace: str = "", tier: str = "light") -> tuple
         return _cache.get((namespace if tier == "light" else f"{tier}:{namespace}", source_hash(source)))
 
 
-def screening_tier(base: str, evaluate: EvaluateFn, namespace: str = "") -> tuple[str, float]:
+def screening_tier(
+    base: str, evaluate: EvaluateFn, namespace: str = "", report: dict[str, Any] | None = None
+) -> tuple[str, float]:
     """The tier to screen edits of `base` on and the base's score there.
 
     The micro tier when it shows the bug (the base fails it and it can be judged): it is many times cheaper
-    than the light case, so hundreds of edits fit the budget. Otherwise the light case, as before.
+    than the light case, so hundreds of edits fit the budget. Otherwise the light case when it shows the bug;
+    when it does not either (only large magnitudes, another shape or a layout fail), the smallest case the
+    base's full `report` fails: a screening case the base passes cannot tell a fix from a no-op.
     """
     key = (f"tier:{namespace}", source_hash(base))
     with _cache_lock:
@@ -271,8 +278,8 @@ def screening_tier(base: str, evaluate: EvaluateFn, namespace: str = "") -> tupl
     if known is not None:
         return known
     try:
-        report = evaluate(base, "micro")
-        micro = light_score(report), report.get("verdict")
+        micro_report = evaluate(base, "micro")
+        micro = light_score(micro_report), micro_report.get("verdict")
     except Exception:  # the micro shape breaks the evaluator for this problem: screen on the light case
         micro = -1.0, "error"
     if micro[1] != "pass" and 0 <= micro[0] < 1.0:
@@ -280,9 +287,26 @@ def screening_tier(base: str, evaluate: EvaluateFn, namespace: str = "") -> tupl
         _light(base, evaluate, namespace, "micro")  # cached: the base's own screening score
     else:
         result = ("light", _light(base, evaluate, namespace, "light")[1])
+        failing = _failing_case(report or {})
+        if result[1] >= 1.0 and failing:
+            shown = _light(base, evaluate, namespace, f"case:{failing}")
+            if 0 <= shown[1] < 1.0:
+                result = (f"case:{failing}", shown[1])
     with _cache_lock:
         _cache[key] = result  # type: ignore[assignment]
     return result
+
+
+def _failing_case(report: dict[str, Any]) -> str | None:
+    """The smallest counted case a full-tier report fails (not a timeout: that case is no cheap screen)."""
+    if report.get("tier") != "full":
+        return None
+    failed = [
+        c
+        for c in report.get("cases") or []
+        if c.get("counted", True) and c.get("verdict") not in ("pass", "timeout") and c.get("name")
+    ]
+    return str(min(failed, key=lambda c: c.get("numel") or 0)["name"]) if failed else None
 
 
 def screen(
