@@ -12,7 +12,15 @@ from kernel_medic.tools.evaluation.problem import load_problem
 from kernel_medic.tools.integrity.static_checks import introduces_constant_trip_count
 from kernel_medic.tools.repair.patchers import SCREEN_BATCH, SLIVER, OfflinePatcher, PatchRequest
 from kernel_medic.tools.repair.rules.base import Rewrite, RuleContext
-from kernel_medic.tools.repair.search import Screened, best_first, candidates, passing_cases, promise
+from kernel_medic.tools.repair.search import (
+    Screened,
+    best_first,
+    candidates,
+    known_screen,
+    passing_cases,
+    promise,
+    screening_tier,
+)
 from kernel_medic.tools.trace import source_hash
 from problems import (
     CONVT_CANDIDATE,
@@ -445,4 +453,33 @@ def test_a_bug_only_large_values_show_is_screened_on_a_case_that_shows_it(tmp_pa
     assert outcome.proposal is not None and "stable = True" in outcome.proposal.source, outcome
     screened_on = {t for t in tiers if t.startswith("case:")}
     assert len(screened_on) == 1 and screened_on.pop()[len("case:") :] in failing
+
+
+# Wrong everywhere, and no edit of the space computes x * 2 from exp(x): nothing can gain.
+NO_GAIN = UNTOUCHABLE.replace("tl.load(x + offs) * 3", "tl.exp(tl.load(x + offs))")
+
+
+def test_an_edit_that_breaks_the_kernel_is_not_proposed_for_a_running_base(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    # The base gets every element wrong, so a compile error ties with it on the screening score; proposing
+    # one anyway spends a patch step (a no-progress step) on an edit that cannot beat it.
+    folder = write_problem(tmp_path / "p", NO_GAIN, reference=POW2_REFERENCE, toml=LIGHT_TOML)
+    problem = load_problem(folder)
+
+    def evaluate(source: str, tier: str) -> dict:
+        return evaluator.evaluate(problem.with_candidate(source), tier=tier).to_dict()
+
+    report = evaluate(problem.candidate_source, "full")
+    namespace = str(tmp_path)
+    patcher = OfflinePatcher(evaluate, workers=2, namespace=namespace)
+    seen: set[str] = set()
+    verdicts = []
+    for _ in range(4):
+        request = request_for(problem.candidate_source, report=report, seen_hashes=set(seen))
+        outcome = patcher.propose(request)
+        if outcome.proposal is None:
+            break
+        seen.add(source_hash(outcome.proposal.source))
+        tier, _ = screening_tier(problem.candidate_source, evaluate, namespace)
+        verdicts.append((known_screen(outcome.proposal.source, namespace, tier) or ("unscreened",))[0])
+    assert verdicts and set(verdicts) <= {"mismatch"}, verdicts
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kernel_medic.tools.evaluation.evaluate import SEVERITY
 from kernel_medic.tools.repair.edit_space import EDITS, generate, statement_spans
 from kernel_medic.tools.repair.llm import LLMReply
 from kernel_medic.tools.repair.mutations import MUTATIONS
@@ -103,6 +104,12 @@ class ChatModel(Protocol):
 
 class Patcher(Protocol):
     def propose(self, request: PatchRequest) -> PatchOutcome: ...
+
+
+def _no_worse(verdict: str, base: str) -> bool:
+    """Whether a screening verdict is no more severe than the base's (an evaluator error is the worst)."""
+    order = {v: i for i, v in enumerate(SEVERITY)}
+    return order.get(verdict, -1) >= order.get(base, len(SEVERITY))
 
 
 class OfflinePatcher:
@@ -198,6 +205,10 @@ class OfflinePatcher:
                     if verdict == "pass" or fixes_cases(item.source, request.report, self.namespace):
                         return PatchOutcome(_proposal(item))
         screened.sort(key=promise)
+        # An edit that breaks what the base runs (a compile error where it computed wrong numbers) cannot
+        # beat it on the full tier: on a screening case the base gets all wrong, it still ties on the score.
+        base_verdict = (known_screen(request.source, self.namespace, tier) or ("mismatch", 0.0))[0]
+        screened = [s for s in screened if _no_worse(s.verdict, base_verdict)]
         # The light case cannot tell edits apart when it already passes (or ties): the full tier decides.
         viable = [s for s in screened if s.light >= base_light and s.light >= 0]
         checks = viable[: self.full_checks]
