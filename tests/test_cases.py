@@ -233,6 +233,16 @@ def test_full_tier_with_automatic_shapes() -> None:
     assert by_name["noncontig"].noncontiguous and by_name["noncontig"].seed == 0
 
 
+def test_a_case_tier_is_that_one_case_of_the_full_tier() -> None:
+    # The search screens on the one case a bug shows in (a magnitude, a shape, a layout): the same spec.
+    constants, config = {"batch_size": 16, "dim": 1024}, ProblemConfig(seeds=(0, 1))
+    full = {c.name: c for c in cases_for_tier("full", config, constants)}
+    for name in ("x100", "shape[dim=1021]", "noncontig"):
+        assert cases_for_tier(f"case:{name}", config, constants) == [full[name]]
+    with pytest.raises(ValueError, match="no case 'x7'"):
+        cases_for_tier("case:x7", config, constants)
+
+
 def test_full_tier_prefers_input_sets_and_honours_switches() -> None:
     config = ProblemConfig(
         seeds=(3,),
