@@ -150,6 +150,7 @@ class _Stmt:
     reads: set[str]
     writes: set[str]
     kind: str  # load | store | index | mask | compute | launch | host | control
+    guard: int | None = None  # line of the innermost `if` whose branch holds it (control dependence)
 
 
 def _names_read(node: ast.AST) -> set[str]:
@@ -177,6 +178,13 @@ def _kind(stmt: ast.stmt, writes: set[str]) -> str:
 
 def _statements(fn: ast.FunctionDef, host: bool) -> list[_Stmt]:
     out = []
+    guards: dict[ast.AST, int] = {}
+    for node in ast.walk(fn):
+        # Only branches: a loop header is reached through its loop variable where it matters, and ranking
+        # every loop's header with the statements in its body pushed the K-loop bugs' own lines down.
+        if isinstance(node, ast.If):
+            for child in [*node.body, *node.orelse]:
+                guards[child] = node.lineno
     for node in ast.walk(fn):
         if not isinstance(node, ast.stmt) or isinstance(node, ast.FunctionDef):
             continue
@@ -199,7 +207,7 @@ def _statements(fn: ast.FunctionDef, host: bool) -> list[_Stmt]:
             kind = "launch" if launch and not isinstance(node, ast.For | ast.If | ast.While) else "host"
         else:
             kind = _kind(node, writes)
-        out.append(_Stmt(node.lineno, reads, writes, kind))
+        out.append(_Stmt(node.lineno, reads, writes, kind, guards.get(node)))
     return sorted(out, key=lambda s: s.line)
 
 
@@ -237,15 +245,19 @@ def _handed_over(kernel: ast.FunctionDef, params: set[str], host_fns: list[ast.F
 
 
 def _slice(start: _Stmt, stmts: list[_Stmt], depth: int = 4) -> list[tuple[int, int]]:
-    """(line, distance) of the statements `start` reads from: a breadth-first walk of the definitions."""
+    """(line, distance) of the statements `start` depends on: a breadth-first walk of the definitions it
+    reads and of the `if` headers that decide whether a definition runs (a value computed on the wrong
+    branch is the branch condition's doing as much as the statement's)."""
     out: list[tuple[int, int]] = []
+    by_line = {s.line: s for s in stmts}
     frontier, seen = [start], {start.line}
     for level in range(1, depth + 1):
         nxt = []
         for stmt in frontier:
-            for name in sorted(stmt.reads):
-                defs = [s for s in stmts if name in s.writes and s.line not in seen]
-                for d in defs:
+            defs = [s for name in sorted(stmt.reads) for s in stmts if name in s.writes]
+            guard = by_line.get(stmt.guard) if stmt.guard is not None else None
+            for d in [*defs, *([guard] if guard is not None else [])]:
+                if d.line not in seen:
                     seen.add(d.line)
                     out.append((d.line, level))
                     nxt.append(d)
@@ -332,15 +344,26 @@ def rank_statements(
             bump(line, {1: 6.0, 2: 4.0}.get(distance, 2.5))
         # A kernel argument the lost value reads directly is the wrapper's computation: follow it through the
         # launch (a scale, an eps, a length computed on the host).
+        # So is an argument an `if` header up the slice reads (a flag choosing the branch that
+        # computed the value), at less weight the further up it is read.
         lost = by_line[first_loss]
         for kernel in kernels:
             if not kernel.lineno <= first_loss <= (kernel.end_lineno or kernel.lineno):
                 continue
-            params = lost.reads - {w for s in kernel_stmts for w in s.writes}
-            for launch in _handed_over(kernel, params, host_fns):
-                bump(launch.line, 2.0)
-                for line, distance in _slice(launch, host_stmts):
-                    bump(line, {1: 5.0, 2: 3.0}.get(distance, 1.5))
+            written = {w for s in kernel_stmts for w in s.writes}
+            guards = [(by_line[line], d) for line, d in _slice(lost, kernel_stmts) if d <= 3]
+            reached = [(lost, 0)] + [(stmt, d) for stmt, d in guards if stmt.kind == "control"]
+            nearest: dict[str, int] = {}
+            for stmt, distance in reached:
+                for name in stmt.reads - written:
+                    nearest[name] = min(nearest.get(name, distance), distance)
+            for distance in sorted(set(nearest.values())):
+                weight = 1.0 / (1 + distance)
+                params = {name for name, d in nearest.items() if d == distance}
+                for launch in _handed_over(kernel, params, host_fns):
+                    bump(launch.line, 2.0 * weight)
+                    for line, steps in _slice(launch, host_stmts):
+                        bump(line, {1: 5.0, 2: 3.0}.get(steps, 1.5) * weight)
         # The statements whose values still agree are less likely to hold the bug.
         for item in agreement or []:
             if item.agrees and item.line != first_loss:
