@@ -1,4 +1,5 @@
-"""verify: evaluate the proposed patch (light tier first, full tier when it can beat the best)."""
+"""verify: evaluate the proposed patch (light tier first, full tier when it can beat the best), or take the
+offline search's own full-tier run of it."""
 
 from __future__ import annotations
 
