@@ -504,3 +504,55 @@ def convt_context(candidate: str) -> RuleContext:
     got, want = [([2, 3, 51], "float32")], [([2, 3, 49], "float32")]
     crash = explain_output("shape_mismatch", candidate, got, want, [])
     return RuleContext.from_reference(CONVT_REFERENCE, {"crash": crash})
+
+
+# A row log-sum-exp whose stable path (the row's max subtracted) hangs on a flag the wrapper computes from the
+# dtype: in float32 exp overflows once values pass 88, which only the large-magnitude cases reach.
+LSE_REFERENCE = """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.logsumexp(x, dim=1)
+
+
+def get_inputs():
+    return [torch.randn(6, 40)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+FLAGGED_LSE_CANDIDATE = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def lse_rows(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr, STABLE: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=-float("inf"))
+    if STABLE:
+        m = tl.max(x, axis=0)
+    else:
+        m = 0.0
+    e = tl.exp(x - m)
+    total = tl.sum(e, axis=0)
+    tl.store(out_ptr + row, tl.log(total) + m)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty(x.shape[0], device=x.device)
+        block = triton.next_power_of_2(x.shape[1])
+        stable = x.dtype != torch.float32
+        lse_rows[(x.shape[0],)](x, out, x.shape[1], BLOCK=block, STABLE=stable)
+        return out
+"""

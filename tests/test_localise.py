@@ -15,6 +15,7 @@ from kernel_medic.tools.diagnosis.localise import (
 from kernel_medic.tools.diagnosis.recording import instrument_for_recording
 from kernel_medic.tools.evaluation.problem import load_problem
 from problems import (
+    FLAGGED_LSE_CANDIDATE,
     LIGHT_TOML,
     LINEAR_RELU_CANDIDATE,
     LINEAR_RELU_REFERENCE,
@@ -209,42 +210,10 @@ def test_a_kernel_argument_the_lost_value_reads_leads_to_the_wrapper_line_comput
     assert loc.lines.index(factor) < loc.lines.index(_line(source, "block = "))  # not every host line
 
 
-FLAGGED_CANDIDATE = """\
-import torch
-import torch.nn as nn
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def lse_rows(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr, STABLE: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=-float("inf"))
-    if STABLE:
-        m = tl.max(x, axis=0)
-    else:
-        m = 0.0
-    e = tl.exp(x - m)
-    total = tl.sum(e, axis=0)
-    tl.store(out_ptr + row, tl.log(total) + m)
-
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        x = x.contiguous()
-        out = torch.empty(x.shape[0], device=x.device)
-        block = triton.next_power_of_2(x.shape[1])
-        stable = x.dtype != torch.float32
-        lse_rows[(x.shape[0],)](x, out, x.shape[1], BLOCK=block, STABLE=stable)
-        return out
-"""
-
-
 def test_a_flag_choosing_the_branch_of_the_lost_value_leads_to_the_wrapper_line_setting_it() -> None:
     # The value is computed on the wrong branch (no max subtracted): the `if` choosing it is suspect, and the
     # wrapper line computing its flag too, ahead of the wrapper's other lines.
-    source = FLAGGED_CANDIDATE
+    source = FLAGGED_LSE_CANDIDATE
     load, e, total = (_line(source, t) for t in ("x = tl.load", "e = tl.exp", "total = "))
     agreement = [Agreement(load, "x", 1.0, 32), Agreement(e, "e", 0.98, 32)]
     agreement.append(Agreement(total, "total", 0.0, 1))

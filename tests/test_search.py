@@ -25,7 +25,9 @@ from kernel_medic.tools.trace import source_hash
 from problems import (
     CONVT_CANDIDATE,
     CONVT_REFERENCE,
+    FLAGGED_LSE_CANDIDATE,
     LIGHT_TOML,
+    LSE_REFERENCE,
     PAD_CANDIDATE,
     PAD_REFERENCE,
     convt_context,
@@ -73,56 +75,6 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         out = torch.empty_like(x)
         scale[(1,)](x, out, BLOCK=128)
-        return out
-"""
-
-
-# A row log-sum-exp whose stable path (the row's max subtracted) hangs on a flag the wrapper computes from the
-# dtype: in float32 exp overflows once values pass 88, which only the large-magnitude cases reach.
-LSE_REFERENCE = """\
-import torch
-import torch.nn as nn
-
-
-class Model(nn.Module):
-    def forward(self, x):
-        return torch.logsumexp(x, dim=1)
-
-
-def get_inputs():
-    return [torch.randn(6, 40)]
-
-
-def get_init_inputs():
-    return []
-"""
-
-UNSTABLE_LSE = """\
-import torch
-import torch.nn as nn
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def lse_rows(x_ptr, out_ptr, D, BLOCK: tl.constexpr, STABLE: tl.constexpr):
-    row = tl.program_id(0)
-    offs = tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + row * D + offs, mask=offs < D, other=-float("inf"))
-    if STABLE:
-        m = tl.max(x, axis=0)
-    else:
-        m = 0.0
-    total = tl.sum(tl.exp(x - m), axis=0)
-    tl.store(out_ptr + row, tl.log(total) + m)
-
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        x = x.contiguous()
-        out = torch.empty(x.shape[0], device=x.device, dtype=torch.float32)
-        stable = x.dtype != torch.float32
-        lse_rows[(x.shape[0],)](x, out, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]), STABLE=stable)
         return out
 """
 
@@ -436,7 +388,7 @@ def test_a_bug_only_large_values_show_is_screened_on_a_case_that_shows_it(tmp_pa
     # The micro and light cases pass, so screening there cannot tell the fix from a no-op: the search screens
     # on the smallest case the base fails instead, where the flag's fix is the one edit that passes.
     toml = "seeds = [0]\nvalue_variants = true\nautomatic_shapes = false\n"
-    folder = write_problem(tmp_path / "p", UNSTABLE_LSE, reference=LSE_REFERENCE, toml=toml)
+    folder = write_problem(tmp_path / "p", FLAGGED_LSE_CANDIDATE, reference=LSE_REFERENCE, toml=toml)
     problem = load_problem(folder)
     tiers: list[str] = []
 
@@ -447,6 +399,8 @@ def test_a_bug_only_large_values_show_is_screened_on_a_case_that_shows_it(tmp_pa
     report = counted(problem.candidate_source, "full")
     failing = {c["name"] for c in report["cases"] if c["verdict"] != "pass"}
     assert report["verdict"] == "mismatch" and "seed0" not in failing, failing
+    # Asked without the report first, the tier is the passing light case; that answer must not stick.
+    assert screening_tier(problem.candidate_source, counted, str(tmp_path))[0] == "light"
     outcome = OfflinePatcher(counted, workers=2, namespace=str(tmp_path)).propose(
         request_for(problem.candidate_source, report=report, reference_source=problem.reference_source)
     )
@@ -479,7 +433,7 @@ def test_an_edit_that_breaks_the_kernel_is_not_proposed_for_a_running_base(tmp_p
         if outcome.proposal is None:
             break
         seen.add(source_hash(outcome.proposal.source))
-        tier, _ = screening_tier(problem.candidate_source, evaluate, namespace)
+        tier, _ = screening_tier(problem.candidate_source, evaluate, namespace, report)
         verdicts.append((known_screen(outcome.proposal.source, namespace, tier) or ("unscreened",))[0])
     assert verdicts and set(verdicts) <= {"mismatch"}, verdicts
 

@@ -351,8 +351,8 @@ def rank_statements(
             if not kernel.lineno <= first_loss <= (kernel.end_lineno or kernel.lineno):
                 continue
             written = {w for s in kernel_stmts for w in s.writes}
-            guards = [(by_line[line], d) for line, d in _slice(lost, kernel_stmts) if d <= 3]
-            reached = [(lost, 0)] + [(stmt, d) for stmt, d in guards if stmt.kind == "control"]
+            sliced = [(by_line[line], d) for line, d in _slice(lost, kernel_stmts) if d <= 3]
+            reached = [(lost, 0)] + [(stmt, d) for stmt, d in sliced if stmt.kind == "control"]
             nearest: dict[str, int] = {}
             for stmt, distance in reached:
                 for name in stmt.reads - written:

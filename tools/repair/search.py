@@ -272,7 +272,9 @@ def screening_tier(
     when it does not either (only large magnitudes, another shape or a layout fail), the smallest case the
     base's full `report` fails: a screening case the base passes cannot tell a fix from a no-op.
     """
-    key = (f"tier:{namespace}", source_hash(base))
+    failing = _failing_case(report or {})
+    # The failing case is part of the key: a caller without a report must not fix the tier for one with it.
+    key = (f"tier:{namespace}:{failing or ''}", source_hash(base))
     with _cache_lock:
         known = _cache.get(key)
     if known is not None:
@@ -287,7 +289,6 @@ def screening_tier(
         _light(base, evaluate, namespace, "micro")  # cached: the base's own screening score
     else:
         result = ("light", _light(base, evaluate, namespace, "light")[1])
-        failing = _failing_case(report or {})
         if result[1] >= 1.0 and failing:
             shown = _light(base, evaluate, namespace, f"case:{failing}")
             if 0 <= shown[1] < 1.0:
