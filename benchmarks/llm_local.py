@@ -330,6 +330,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("out/llm_local"))
     ap.add_argument("--no-edit-limit", type=int, default=2, help="LLM rounds without an edit before a stop")
     ap.add_argument(
+        "--samples",
+        type=int,
+        default=1,
+        help="answers per LLM round, screened before one is proposed (llm_samples; each counts as a call)",
+    )
+    ap.add_argument(
         "--region-first",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -366,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
             "KMEDIC_WALL_BUDGET_S": str(args.wall_budget_s),
             "KMEDIC_LLM_NO_EDIT_LIMIT": str(args.no_edit_limit),
             "KMEDIC_LLM_REGION_FIRST": "1" if args.region_first else "0",
+            "KMEDIC_LLM_SAMPLES": str(args.samples),
         }
         strategies = [s for s in args.strategies.split(",") if s]
         rows: list[dict[str, object]] = []
