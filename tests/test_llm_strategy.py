@@ -77,6 +77,15 @@ def test_samples_are_all_counted_and_sampled_differently() -> None:
     assert outcome.proposal.description.startswith("llm search_replace, line 13:")
 
 
+def test_parallel_samples_count_the_rounds_elapsed_llm_time_not_their_sum() -> None:
+    script = [{"content": PROSE, "usage": (1, 1), "delay_s": 1.0}] * 2
+    with ScriptedOpenAIServer(script) as server:
+        outcome = patcher(server, samples=2, rounds=1, no_edit=1).propose(request())
+    walls = [a["wall_s"] for a in outcome.answers]
+    assert len(walls) == 2 and min(walls) >= 1.0
+    assert max(walls) - 0.001 <= outcome.llm_wall_s < 0.75 * sum(walls), (outcome.llm_wall_s, walls)
+
+
 def test_no_applicable_edit_is_a_no_progress_step_and_retries_vary() -> None:
     echo = sr("    total = tl.sum(vals, axis=0) / BLOCK_SIZE", "    total = tl.sum(vals, axis=0) / n_cols")
     with ScriptedOpenAIServer([{"content": echo, "usage": (5, 5)}] * 5) as server:

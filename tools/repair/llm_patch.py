@@ -147,7 +147,9 @@ class LLMPatcher:
             # A question this run already asked (in this patch step or an earlier one) is asked hotter.
             asked = round_no + self.budget.no_edit_used
             temps = [self._temperature(0 if first_ask else asked, i) for i in range(k)]
-            replies = self._ask(messages, temps)
+            replies, round_wall = self._ask(messages, temps)
+            # Parallel samples overlap: the round costs its elapsed time, not the sum of the answers' times.
+            outcome.llm_wall_s += round_wall
             calls_left -= len(replies)
             fresh: dict[str, tuple[Answer, dict[str, Any]]] = {}
             repeats = 0
@@ -158,7 +160,6 @@ class LLMPatcher:
                 outcome.llm_calls += 1
                 if isinstance(reply, LLMError):
                     outcome.input_tokens += reply.lost_input_tokens
-                    outcome.llm_wall_s += reply.wall_s
                     record.update(
                         form="error",
                         applied=False,
@@ -173,7 +174,6 @@ class LLMPatcher:
                     continue
                 outcome.input_tokens += reply.input_tokens + reply.lost_input_tokens
                 outcome.output_tokens += reply.output_tokens
-                outcome.llm_wall_s += reply.wall_s
                 answer = (
                     read_answer(reply.text, request.source, instructions, self.options.max_fraction)
                     if focus is None
@@ -298,7 +298,11 @@ class LLMPatcher:
         # Hotter with each retry and each extra sample, so answers differ; capped where code stays coherent.
         return round(min(1.0, self.options.retry_temperature + 0.1 * (round_no + sample - 1)), 2)
 
-    def _ask(self, messages: list[dict[str, str]], temps: list[float]) -> list[LLMReply | LLMError]:
+    def _ask(
+        self, messages: list[dict[str, str]], temps: list[float]
+    ) -> tuple[list[LLMReply | LLMError], float]:
+        """The answers, and the round's LLM wall: the requests' summed times one after the other, the
+        longest when they run in parallel (its time includes the others' queueing at a one-slot server)."""
         def one(temp: float) -> LLMReply | LLMError:
             self.on_event("llm_request", {"messages": messages, "temperature": temp})
             try:
@@ -321,9 +325,11 @@ class LLMPatcher:
             return reply
 
         if len(temps) == 1 or hasattr(self.model, "responses"):  # a replay serves recordings in order
-            return [one(t) for t in temps]
+            replies = [one(t) for t in temps]
+            return replies, sum(r.wall_s for r in replies)
         with ThreadPoolExecutor(max_workers=len(temps)) as pool:
-            return list(pool.map(one, temps))
+            replies = list(pool.map(one, temps))
+        return replies, max(r.wall_s for r in replies)
 
     def _best(self, base: str, found: list[tuple[Answer, dict[str, Any]]]) -> tuple[Answer, dict[str, Any]]:
         """The most promising edit on the light tier (a pass, then the highest light score, then smallest)."""
