@@ -329,20 +329,6 @@ def test_region_questions_go_on_from_the_regions_earlier_rounds_already_asked_ab
     assert third.answers[0]["region"] == [13, 13] and server.requests[0]["temperature"] > 0.0
 
 
-def test_the_samples_of_a_region_round_ask_about_different_regions_each_a_new_question() -> None:
-    # Two samples, three suspect statements: the first round asks about two of them at the base temperature
-    # (not one statement twice, hotter); the next round asks about the third first.
-    report = {"verdict": "mismatch", "cases": [{"name": "seed0", "verdict": "mismatch"}]}
-    with ScriptedOpenAIServer([{"content": PROSE, "usage": (5, 5)}] * 4) as server:
-        localise = lambda source, rep: [11, 12, 13]  # noqa: E731
-        asker = patcher(server, no_edit=2, rounds=2, samples=2, localise=localise, region_first=True)
-        outcome = asker.propose(request(report=report))
-    regions = [a["region"][0] for a in outcome.answers]
-    assert sorted(regions[:2]) == [11, 12] and regions[2] == 13, regions
-    first = [a["temperature"] for a in outcome.answers if a["round"] == 1]
-    assert first == [0.0, 0.0] and outcome.llm_calls == 4
-
-
 def test_a_region_answer_repeating_a_tried_edit_moves_on_to_the_next_region() -> None:
     # The fix the model writes for line 13 was tried already (and failed): that region is spent, so the
     # next question is about the localiser's statement instead of the run ending on an oscillation.

@@ -123,15 +123,15 @@ class LLMPatcher:
         # about one of them alone (a small model that skims the whole file reads a few lines well).
         anchored = anchors(request.source, request.patterns, tried=request.seen_hashes)
         regions = self._regions(request, anchored, evidence=self.options.region_first)
-        # Region questions: after n rounds without an edit, round n + shift asks about the next `samples`
-        # regions, one sample each (a small model's first answer about the right lines beats hotter answers
-        # about the wrong ones). The first round asks about the whole file unless regions go first, and the
-        # regions this run already asked about in a row (in earlier patch steps) are not asked first again.
-        at: int | None = None
+        focus: Anchor | None = None
+        # The region asked about after n rounds without an edit is regions[n + shift]: the first round asks
+        # about the whole file unless regions go first, and the regions this run already asked about in a
+        # row (in earlier patch steps) are not asked first again.
         shift = self.budget.no_edit_used - 1
         if self.options.region_first and regions:
             shift += 1
-            at = shift
+            focus = regions[shift % len(regions)]
+            messages = region_messages(request.problem_name, request.source, focus, request.reference_source)
         start = time.monotonic()
         calls_left = self.budget.calls_left
         for round_no in range(self.options.rounds):
@@ -142,31 +142,18 @@ class LLMPatcher:
                 outcome.error = outcome.error or "wall budget spent before an applicable edit"
                 break
             k = min(self.options.samples, calls_left)
-            # A question this run already asked (in this patch step or an earlier one) is asked hotter; a
-            # region's first asking is a new question, at the base temperature like the first round.
+            # A region's first asking is a new question: at the base temperature, like the first round.
+            first_ask = focus is not None and outcome.no_edit + shift < len(regions)
+            # A question this run already asked (in this patch step or an earlier one) is asked hotter.
             asked = round_no + self.budget.no_edit_used
-            if at is None:
-                foci: list[Anchor | None] = [None] * k
-                asks = [(messages, self._temperature(asked, i)) for i in range(k)]
-            else:
-                slots = [at * k + i for i in range(k)]
-                foci = [regions[j % len(regions)] for j in slots]
-                asks = [
-                    (
-                        region_messages(request.problem_name, request.source, f, request.reference_source),
-                        self.options.temperature if j < len(regions) else self._temperature(asked, i),
-                    )
-                    for i, (j, f) in enumerate(zip(slots, foci, strict=True))
-                    if f is not None  # always, in this branch: narrows the type
-                ]
-            temps = [t for _, t in asks]
-            replies, round_wall = self._ask(asks)
+            temps = [self._temperature(0 if first_ask else asked, i) for i in range(k)]
+            replies, round_wall = self._ask(messages, temps)
             # Parallel samples overlap: the round costs its elapsed time, not the sum of the answers' times.
             outcome.llm_wall_s += round_wall
             calls_left -= len(replies)
             fresh: dict[str, tuple[Answer, dict[str, Any]]] = {}
             repeats = 0
-            for i, (temp, reply, focus) in enumerate(zip(temps, replies, foci, strict=True)):
+            for i, (temp, reply) in enumerate(zip(temps, replies, strict=True)):
                 record: dict[str, Any] = {"round": round_no + 1, "sample": i + 1, "temperature": temp}
                 if focus is not None:
                     record["region"] = [focus.first, focus.last]
@@ -229,7 +216,7 @@ class LLMPatcher:
                 break  # the endpoint is failing: the guard ends the run on llm_error
             # A region's answer that repeats a tried edit says that region is spent: the next one is asked.
             # Anywhere else (or with every region asked), a repeat is an oscillation.
-            last_region = at is None or (at + 1) * k >= len(regions)
+            last_region = focus is None or outcome.no_edit + shift + 1 >= len(regions)
             if repeats and repeats == len(replies) and last_region:
                 outcome.oscillation = True
                 outcome.feedback = "That edit reproduces a version already tried."
@@ -246,7 +233,10 @@ class LLMPatcher:
                 # No known bug anchors a line: ask about the statements the evidence points at instead.
                 regions = self._regions(request, [], evidence=True)
             if regions:
-                at = outcome.no_edit + shift
+                focus = regions[(outcome.no_edit + shift) % len(regions)]
+                messages = region_messages(
+                    request.problem_name, request.source, focus, request.reference_source
+                )
                 continue
             last = next((r for r in replies if isinstance(r, LLMReply)), None)
             messages = self._retry_messages(
@@ -270,11 +260,9 @@ class LLMPatcher:
             except Exception:  # localisation only points the question: without it, the hypotheses' lines
                 ranked = []
             spans = {(a.first, a.last) for a in found}
-            # A round asks about one region per sample: more samples, more suspect statements asked about.
-            limit = min(9, 3 * self.options.samples)
             found += [
                 a
-                for a in evidence_anchors(request.source, request.hypotheses, request.report, ranked, limit)
+                for a in evidence_anchors(request.source, request.hypotheses, request.report, ranked)
                 if (a.first, a.last) not in spans
             ]
         # A region an earlier LLM edit already rewrote without success goes last: asked again, the model
@@ -311,12 +299,11 @@ class LLMPatcher:
         return round(min(1.0, self.options.retry_temperature + 0.1 * (round_no + sample - 1)), 2)
 
     def _ask(
-        self, asks: list[tuple[list[dict[str, str]], float]]
+        self, messages: list[dict[str, str]], temps: list[float]
     ) -> tuple[list[LLMReply | LLMError], float]:
         """The answers, and the round's LLM wall: the requests' summed times one after the other, the
         longest when they run in parallel (its time includes the others' queueing at a one-slot server)."""
-        def one(ask: tuple[list[dict[str, str]], float]) -> LLMReply | LLMError:
-            messages, temp = ask
+        def one(temp: float) -> LLMReply | LLMError:
             self.on_event("llm_request", {"messages": messages, "temperature": temp})
             try:
                 reply = self.model.complete(messages, temperature=temp)  # type: ignore[call-arg]
@@ -337,11 +324,11 @@ class LLMPatcher:
             )
             return reply
 
-        if len(asks) == 1 or hasattr(self.model, "responses"):  # a replay serves recordings in order
-            replies = [one(a) for a in asks]
+        if len(temps) == 1 or hasattr(self.model, "responses"):  # a replay serves recordings in order
+            replies = [one(t) for t in temps]
             return replies, sum(r.wall_s for r in replies)
-        with ThreadPoolExecutor(max_workers=len(asks)) as pool:
-            replies = list(pool.map(one, asks))
+        with ThreadPoolExecutor(max_workers=len(temps)) as pool:
+            replies = list(pool.map(one, temps))
         return replies, max(r.wall_s for r in replies)
 
     def _best(self, base: str, found: list[tuple[Answer, dict[str, Any]]]) -> tuple[Answer, dict[str, Any]]:
