@@ -33,6 +33,7 @@ from kernel_medic.tools.evaluation.evaluate import Evaluator
 from kernel_medic.tools.evaluation.problem import load_problem
 from kernel_medic.tools.repair.edit_space import statement_spans
 from kernel_medic.tools.repair.llm_prompt import evidence_anchors
+from kernel_medic.tools.repair.search import screening_tier
 
 SOURCES = ("hypothesis", "report", "recorded", "region")
 
@@ -77,8 +78,13 @@ def locate(case: Path, evaluator: Evaluator) -> dict[str, Any]:
     ranked = hypotheses(report, source)
     found["hypothesis"] = [a.first for a in evidence_anchors(source, ranked, report)]
     found["report"] = rank_statements(source, report).lines
-    micro = cases_for_tier("micro", problem.config, problem.size_constants)[0]
-    found["recorded"] = localise(problem, evaluator.pool, source, report, "cpu", micro).lines
+    # Recorded on the case the agent records on: the search's screening case (one that shows the bug).
+    def evaluate(src: str, tier: str) -> dict[str, Any]:
+        return evaluator.evaluate(problem.with_candidate(src), tier=tier).to_dict()
+
+    tier, _ = screening_tier(source, evaluate, case.name, report)
+    recording = cases_for_tier(tier, problem.config, problem.size_constants)[0]
+    found["recorded"] = localise(problem, evaluator.pool, source, report, "cpu", recording).lines
     found["region"] = [a.first for a in evidence_anchors(source, ranked, report, found["recorded"])]
     ranks = {name: hit_rank(spans_of(source, lines), truth) for name, lines in found.items()}
     top = {name: lines[:3] for name, lines in found.items()}

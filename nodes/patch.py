@@ -32,7 +32,7 @@ from kernel_medic.tools.repair.patchers import (
     PatchOutcome,
     PatchRequest,
 )
-from kernel_medic.tools.repair.search import full_report
+from kernel_medic.tools.repair.search import full_report, screening_tier
 from kernel_medic.tools.trace import append_event, source_hash
 
 
@@ -194,10 +194,13 @@ def _localiser(state: RepairState) -> Callable[[str, dict[str, Any]], list[int]]
     def localiser(source: str, report: dict[str, Any]) -> list[int]:
         key = (namespace, source_hash(source))
         if key not in _LOCALISED:
-            micro = cases_for_tier("micro", problem.config, problem.size_constants)[0]
             try:
+                # Recorded on the case the search screens on, one that shows the bug: values recorded
+                # where the kernel passes agree everywhere and point nowhere.
+                tier, _ = screening_tier(source, _offline(state, mutations=False).evaluate, namespace, report)
+                case = cases_for_tier(tier, problem.config, problem.size_constants)[0]
                 found = localise(
-                    problem.with_candidate(source), evaluator.pool, source, report, config.device, micro
+                    problem.with_candidate(source), evaluator.pool, source, report, config.device, case
                 )
             except Exception as exc:  # localisation only orders the search: without it the order is static
                 found = rank_statements(source, report)

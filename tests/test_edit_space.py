@@ -162,6 +162,10 @@ def test_micro_tier_shrinks_sizes_to_small_odd_distinct_values_that_keep_tails()
     assert micro["channels"] == max(micro.values())  # the last size spans the most lanes
     (case,) = cases_for_tier("micro", ProblemConfig(), constants)
     assert case.derived and dict(case.size_overrides) == micro
+    # Equal constants (a 32 x 32 head, a square matrix) stay apart: a swapped size must fail the micro case.
+    square = micro_shape_overrides({"seq_len": 32, "head_dim": 32})
+    assert len(set(square.values())) == 2 and all(v % 2 == 1 and v < 32 for v in square.values())
+    assert square["head_dim"] == max(square.values())
     (small,) = cases_for_tier("micro", ProblemConfig(), {"n": 5})
     assert small.size_overrides == ()  # nothing to shrink: the light case
 

@@ -13,6 +13,7 @@ from kernel_medic.tools.diagnosis.localise import (
     reference_pool,
 )
 from kernel_medic.tools.diagnosis.recording import instrument_for_recording
+from kernel_medic.tools.evaluation.cases import cases_for_tier
 from kernel_medic.tools.evaluation.problem import load_problem
 from problems import (
     FLAGGED_LSE_CANDIDATE,
@@ -221,3 +222,39 @@ def test_a_flag_choosing_the_branch_of_the_lost_value_leads_to_the_wrapper_line_
     assert loc.lines[0] == total
     branch, flag, block = (_line(source, t) for t in ("if STABLE:", "stable = ", "block = "))
     assert loc.lines.index(branch) < loc.lines.index(flag) < loc.lines.index(block)
+
+
+def test_equal_sizes_stay_apart_in_micro_so_a_swapped_size_is_localised(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    # A square problem (rows == cols) hides the scale taken from the wrong size; the micro case, the one the
+    # agent records on, must not be square too, or the recording agrees everywhere and points nowhere.
+    square = ROW_REFERENCE.format(expr="x * x.shape[-1] ** -0.5").replace("rows = 12", "rows = 24")
+    problem = load_problem(write_problem(tmp_path / "p", SCALED_CANDIDATE, square, toml=LIGHT_TOML))
+    (micro,) = cases_for_tier("micro", problem.config, problem.size_constants)
+    loc = localise(problem, evaluator.pool, SCALED_CANDIDATE, None, "cpu", micro)
+    assert loc.first_loss == _line(SCALED_CANDIDATE, "y = x * scale"), loc.to_dict()
+    assert _line(SCALED_CANDIDATE, "factor = ") in loc.lines[:3]
+
+
+def test_the_agent_records_on_a_case_that_shows_the_bug(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    # A softmax without the row max subtracted is right at ordinary magnitudes, the micro case included, and
+    # overflows on large inputs. Recorded where it passes, every value would agree and point nowhere: the
+    # agent records on the case the search screens on, one the kernel fails.
+    from kernel_medic.nodes.patch import _localiser
+
+    body = SOFTMAX_BODY.replace("    peak = tl.max(vals, axis=0)\n", "").replace("vals - peak", "vals")
+    body = body.replace("other=0.0", 'other=-float("inf")')
+    source = ROW_CANDIDATE.format(body=body)
+    toml = "seeds = [0]\nautomatic_shapes = false\n"
+    folder = write_problem(tmp_path / "p", source, ROW_REFERENCE.format(expr="torch.softmax(x, -1)"), toml)
+    report = evaluator.evaluate(load_problem(folder), tier="full").to_dict()
+    assert report["verdict"] != "pass"
+    state = {
+        "reference_path": str(folder / "reference.py"),
+        "candidate_path": str(folder / "candidate.py"),
+        "original_source": source,
+        "best_source": source,
+        "config": {"workers": 1},
+        "trace_path": str(tmp_path / "trace.jsonl"),
+    }
+    lines = _localiser(state)(source, report)  # type: ignore[arg-type]
+    assert lines[0] == _line(source, "num = tl.exp"), lines

@@ -330,10 +330,17 @@ def micro_shape_overrides(constants: Mapping[str, int]) -> dict[str, int]:
     stay."""
     changeable = [name for name, value in constants.items() if value >= _SMALLEST_CHANGED]
     out: dict[str, int] = {}
-    for i, name in enumerate(changeable):
+    # Last first, so the last keeps the largest size. Equal constants (a 32 x 32 attention head, a square
+    # matrix) would give equal sizes, and a size swapped for another would pass; nearly equal ones (31 and
+    # 29) would hide it in the tolerance (a scale of 1/sqrt(29) for 1/sqrt(31)): two thirds of a taken size
+    # keeps them well apart.
+    for i, name in reversed(list(enumerate(changeable))):
         target = _MICRO_LAST if i == len(changeable) - 1 else _MICRO_SIZES[i % len(_MICRO_SIZES)]
-        out[name] = min(target, _odd_below(constants[name], 0))
-    return out
+        size = min(target, _odd_below(constants[name], 0))
+        while size in out.values() and size > 3:
+            size = max(3, (size * 2 // 3) | 1)
+        out[name] = size
+    return {name: out[name] for name in changeable}
 
 
 def cases_for_tier(
