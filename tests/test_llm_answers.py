@@ -188,6 +188,28 @@ def test_a_line_the_bug_leaves_out_is_pointed_at_through_its_neighbour() -> None
     assert anchor_lines(fixed, pats) == []
 
 
+def test_a_patterns_fix_is_shown_in_the_candidates_own_names() -> None:
+    # The 1.5B model copied `x = x - tl.max(x, axis=0)` into a kernel whose loaded row is named `row`
+    # (and has no `x`): the fix must name what the candidate names.
+    from kernel_medic.vectordb.pattern import load_seeds
+
+    seed = next(p for p in load_seeds() if p.id == "softmax-no-max-subtraction")
+    pats = [{"title": seed.title, "fix": seed.fix, "changes": seed.changes()}]
+    kernel = (
+        '    row = tl.load(input_ptrs, mask=col_offsets < n_cols, other=-float("inf"))\n'
+        "    numerator = tl.exp(row)\n"
+    )
+    [line] = anchor_lines(kernel, pats)
+    assert "the fix adds `row = row - tl.max(row, axis=0)`" in line, line
+    assert "exponentiating: `row = row - tl.max(row, axis=0)`" in line  # the prose's code, not its words
+    assert "x - tl.max(x" not in line
+    # Names standing for two things (p and q both for a; i for i and j) are not renamed.
+    changes = [["y = tl.load(p + i) + tl.load(q + i)", "y = tl.load(p + i) * tl.load(q + i)"]]
+    code = "    z = tl.load(a + i) + tl.load(a + j)\n"
+    [odd] = anchor_lines(code, [{"title": "t", "fix": "Use `y = p * q`.", "changes": changes}])
+    assert "correct form `z = tl.load(p + i) * tl.load(q + i)`" in odd, odd
+
+
 def test_reference_is_trimmed_to_the_module_the_kernel_implements() -> None:
     reference = SCALE_REFERENCE + "\n\nclass Unused:\n    pass\n\n\ndef helper_never_used():\n    return 1\n"
     trimmed = trim_reference(reference)

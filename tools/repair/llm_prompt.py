@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import difflib
 import json
+import keyword
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -216,6 +217,7 @@ ANCHOR_OMISSION_SIMILARITY = 0.9
 ANCHOR_CONTEXT_SIMILARITY = 0.5
 """The same for the line a missing line follows (only its neighbour can be pointed at)."""
 _TOKEN = re.compile(r"\w+|[^\s\w]")
+_NAME = re.compile(r"[A-Za-z_]\w*")
 
 
 def _looks_like_bug(code: str, buggy: str, fixed: str) -> float:
@@ -231,6 +233,45 @@ def _looks_like_bug(code: str, buggy: str, fixed: str) -> float:
     if alike <= difflib.SequenceMatcher(None, fixed, code).ratio():
         return 0.0
     return alike if alike >= (ANCHOR_SIMILARITY if bad - good else ANCHOR_OMISSION_SIMILARITY) else 0.0
+
+
+_FIXED_NAMES = frozenset(keyword.kwlist) | {"tl", "triton", "torch", "self", "math", "nn", "F"}
+
+
+def _renaming(pattern_line: str, code_line: str) -> dict[str, str]:
+    """Pattern names -> the candidate's names for the same roles, from two lines that look alike: the
+    identifiers standing one for one where the token sequences differ (`x = tl.load(...)` against `row =
+    tl.load(...)`). A small model copies a pattern's fix as written, with names its kernel does not have.
+    Attributes (`tl.load` against `tl.store`) and names that would map two ways are left alone."""
+    a, b = _TOKEN.findall(" ".join(pattern_line.split())), _TOKEN.findall(" ".join(code_line.split()))
+    pairs: dict[str, set[str]] = {}
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        # An equal stretch counts too: a name kept in one place and changed in another is ambiguous.
+        if tag not in ("replace", "equal") or i2 - i1 != j2 - j1:
+            continue
+        for k in range(i2 - i1):
+            x, y = a[i1 + k], b[j1 + k]
+            attribute = (i1 + k > 0 and a[i1 + k - 1] == ".") or (j1 + k > 0 and b[j1 + k - 1] == ".")
+            if _NAME.fullmatch(x) and _NAME.fullmatch(y) and not attribute and not {x, y} & _FIXED_NAMES:
+                pairs.setdefault(x, set()).add(y)
+    targets = [next(iter(ys)) for ys in pairs.values() if len(ys) == 1]
+    return {
+        x: next(iter(ys))
+        for x, ys in pairs.items()
+        if len(ys) == 1 and targets.count(next(iter(ys))) == 1 and x != next(iter(ys))
+    }
+
+
+def _renamed(code: str, names: dict[str, str]) -> str:
+    """`code` with every whole identifier of `names` replaced at once (a swap stays a swap)."""
+    if not names:
+        return code
+    return re.sub(r"\b[A-Za-z_]\w*\b", lambda m: names.get(m.group(0), m.group(0)), code)
+
+
+def _renamed_code_spans(text: str, names: dict[str, str]) -> str:
+    """The backquoted code in a pattern's prose renamed; its words are left alone."""
+    return re.sub(r"`([^`]+)`", lambda m: f"`{_renamed(m.group(1), names)}`", text) if names else text
 
 
 def _value_of(line: str) -> str:
@@ -280,16 +321,22 @@ def anchors(
                 if code and not code.startswith("#") and i not in used
             ]
             alike, i = max(scored, default=(0.0, -1))
-            if alike <= 0 or (tried and source_hash(_with_fix(lines, i, buggy, fixed, missing)) in tried):
+            if alike <= 0:
+                continue
+            # The pattern's fix in the candidate's own names (its line and the pattern's stand one for one).
+            names = _renaming(buggy, lines[i])
+            buggy, fixed, missing = (_renamed(t, names) for t in (buggy, fixed, missing))
+            if tried and source_hash(_with_fix(lines, i, buggy, fixed, missing)) in tried:
                 continue
             used.add(i)
             if missing:
                 fix = f"the fix adds `{_clip(missing, 120)}` after a line like `{_clip(buggy, 120)}`"
             else:
                 fix = f"buggy form `{_clip(buggy, 120)}`, correct form `{_clip(fixed, 120)}`"
+            words = _renamed_code_spans(str(p.get("fix") or ""), names)
             note = (
                 f"line {i + 1} `{_clip(lines[i].strip(), 120)}` looks like the known bug "
-                f"\"{p.get('title')}\" ({fix}). {_clip(str(p.get('fix') or ''), 200)}"
+                f"\"{p.get('title')}\" ({fix}). {_clip(words, 200)}"
             )
             # A missing line goes after this one: the region holds the next line too, the slot it fills.
             last = next((j for j in range(i + 1, len(lines)) if norm[j]), i) if missing else i
