@@ -5,15 +5,12 @@ from __future__ import annotations
 from kernel_medic.tools.repair.answers import describe_edit, read_answer, read_region
 from kernel_medic.tools.repair.llm import render_prompt
 from kernel_medic.tools.repair.llm_prompt import (
-    Anchor,
     anchor_lines,
     estimate_tokens,
     evidence_anchors,
     hypothesis_lines,
-    names_in_scope,
     pattern_fixes,
     pattern_lines,
-    region_messages,
     symptom_lines,
     trim_reference,
 )
@@ -211,26 +208,6 @@ def test_a_patterns_fix_is_shown_in_the_candidates_own_names() -> None:
     code = "    z = tl.load(a + i) + tl.load(a + j)\n"
     [odd] = anchor_lines(code, [{"title": "t", "fix": "Use `y = p * q`.", "changes": changes}])
     assert "correct form `z = tl.load(p + i) * tl.load(q + i)`" in odd, odd
-
-
-def test_a_region_question_names_what_its_lines_can_use() -> None:
-    # A stride of the index tensor used for the input's: the region alone does not show `x_stride0` exists.
-    kernel = (
-        "@triton.jit\n"
-        "def gather(x_ptr, idx_ptr, out_ptr, x_stride0, x_stride1, idx_stride0, BLOCK: tl.constexpr):\n"
-        "    row = tl.program_id(0)\n"
-        "    cols = tl.arange(0, BLOCK)\n"
-        "    vals = tl.load(x_ptr + row * idx_stride0 + cols * x_stride1)\n"
-        "    later = vals * 2\n"
-        "    tl.store(out_ptr + cols, later)\n"
-    )
-    anchor = Anchor(5, 5, "line 5: the localiser ranks this statement most suspect.")
-    [_, user] = region_messages("gather", kernel, anchor)
-    assert "parameters of `gather`: x_ptr, idx_ptr, out_ptr, x_stride0, x_stride1, idx_stride0, BLOCK" in (
-        user["content"]
-    )
-    assert "assigned above these lines: row, cols." in user["content"]  # not `later`, assigned below
-    assert names_in_scope("x = 1\n", 1) == ""  # module level: nothing to name
 
 
 def test_reference_is_trimmed_to_the_module_the_kernel_implements() -> None:

@@ -409,34 +409,6 @@ def _with_fix(lines: list[str], i: int, buggy: str, fixed: str, missing: str) ->
     return "\n".join(new) + "\n"
 
 
-def names_in_scope(source: str, first: int, limit: int = 320) -> str:
-    """A sentence naming what lines from `first` on can use: the enclosing function's parameters and the
-    names it assigns above them. A region alone hides them, and the usual slip is one of those names used for
-    another (a stride of the index tensor for the input's, `num_pid_m` for `num_pid_n`)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return ""
-    scopes = [
-        n
-        for n in ast.walk(tree)
-        if isinstance(n, ast.FunctionDef) and n.lineno < first <= int(n.end_lineno or n.lineno)
-    ]
-    if not scopes:
-        return ""
-    fn = max(scopes, key=lambda n: n.lineno)  # the innermost
-    params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs) if a.arg != "self"]
-    stored = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
-    assigned: list[str] = []
-    for node in sorted(stored, key=lambda n: (n.lineno, n.col_offset)):
-        if node.lineno < first and node.id not in params and node.id not in assigned:
-            assigned.append(node.id)
-    parts = [f"the parameters of `{fn.name}`: {', '.join(params)}"] if params else []
-    if assigned:
-        parts.append(f"assigned above these lines: {', '.join(assigned)}")
-    return _clip(f"Names these lines can use: {'; '.join(parts)}.", limit) if parts else ""
-
-
 def region_messages(
     problem_name: str, source: str, anchor: Anchor, reference_source: str = ""
 ) -> list[dict[str, str]]:
@@ -455,7 +427,7 @@ def region_messages(
                 reference=reference_model(reference_source),
                 span=span,
                 region=region,
-                note="\n\n".join(t for t in (names_in_scope(source, anchor.first), anchor.note) if t),
+                note=anchor.note,
             ),
         },
     ]
