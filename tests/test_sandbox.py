@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import subprocess
 import time
 from collections.abc import Iterator
 
@@ -259,3 +260,89 @@ def test_closed_pool_refuses_work() -> None:
     p.close()
     with pytest.raises(RuntimeError):
         p.run(EXEC, {"source": "result = 1"})
+
+
+def _in_sandbox(device: str, script: str, *, uid: int | None = None) -> subprocess.CompletedProcess[str]:
+    """`sh -c script` inside the worker's real bubblewrap sandbox for `device` (as `uid` when given)."""
+    from kernel_medic.tools.sandbox import confinement
+
+    bwrap = confinement.find_bwrap()
+    slot = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"kmedic-test-slot-{os.getpid()}")
+    os.makedirs(slot, exist_ok=True)
+    cmd = confinement.bwrap_command(bwrap, slot_dir=slot, writable_files=[], device=device, network=False,
+                                    tmpfs_bytes=2**24)
+    drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"] if uid is not None else []
+    return subprocess.run([*cmd, *drop, "/bin/sh", "-c", script], capture_output=True, text=True, timeout=60)
+
+
+def test_a_gpu_worker_is_told_of_the_cuda_driver_and_sees_it_and_its_compiler(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In the sandbox Triton's `/sbin/ldconfig -p` fails and only /usr is shown: on an H200 machine every
+    launch failed until the worker got TRITON_LIBCUDA_PATH and saw the CC compiler's prefix (/opt/gcc)."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from kernel_medic.tools.sandbox import backends, confinement
+
+    if os.geteuid() != 0:
+        pytest.skip("the sandbox's uid drop is checked as root")
+    try:
+        confinement.find_bwrap()
+    except confinement.SandboxUnavailable:
+        pytest.skip("bubblewrap is not installed")
+    root = Path(tempfile.mkdtemp(prefix="kmedic-driver-", dir="/tmp"))  # under a folder the sandbox replaces
+    try:
+        root.chmod(0o755)
+        driver, compiler = root / "driver", root / "toolchain" / "bin" / "gcc"
+        driver.mkdir()
+        (driver / "libcuda.so.1").write_text("")
+        compiler.parent.mkdir(parents=True)
+        compiler.write_text("#!/bin/sh\n")
+        compiler.chmod(0o755)
+        (root / "toolchain" / "libexec").mkdir()
+        monkeypatch.delenv("TRITON_LIBCUDA_PATH", raising=False)
+        monkeypatch.setenv("LD_LIBRARY_PATH", str(driver))
+        monkeypatch.setenv("CC", str(compiler))
+        backends.libcuda_dir.cache_clear()
+        assert backends.get_backend("cuda").worker_env()["TRITON_LIBCUDA_PATH"] == str(driver)
+        assert "TRITON_LIBCUDA_PATH" not in backends.get_backend("cpu").worker_env()
+        check = f"test -f {driver}/libcuda.so.1 && test -x {compiler} && test -d {root}/toolchain/libexec"
+        seen = _in_sandbox("cuda", check, uid=65534)
+        assert seen.returncode == 0, seen.stderr
+        assert _in_sandbox("cpu", f"test -d {driver}").returncode != 0  # nothing extra for the interpreter
+        monkeypatch.setenv("TRITON_LIBCUDA_PATH", "/usr/lib/elsewhere")
+        backends.libcuda_dir.cache_clear()
+        assert backends.get_backend("cuda").worker_env()["TRITON_LIBCUDA_PATH"] == "/usr/lib/elsewhere"
+    finally:
+        backends.libcuda_dir.cache_clear()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_python_install_under_tmp_is_seen_by_the_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A virtual environment in /tmp (`python -m venv /tmp/venv`) is bound above the sandbox's own /tmp."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from kernel_medic.tools.sandbox import confinement
+
+    if os.geteuid() != 0:
+        pytest.skip("the sandbox's uid drop is checked as root")
+    try:
+        confinement.find_bwrap()
+    except confinement.SandboxUnavailable:
+        pytest.skip("bubblewrap is not installed")
+    install = Path(tempfile.mkdtemp(prefix="kmedic-venv-", dir="/tmp"))
+    try:
+        install.chmod(0o755)
+        (install / "bin").mkdir()
+        (install / "bin" / "marker").write_text("installed\n")
+        paths = confinement.readonly_paths()
+        monkeypatch.setattr(confinement, "readonly_paths", lambda: [*paths, str(install)])
+        seen = _in_sandbox("cpu", f"cat {install}/bin/marker && touch /tmp/scratch", uid=65534)
+        assert seen.returncode == 0, seen.stderr
+        assert seen.stdout == "installed\n"
+    finally:
+        shutil.rmtree(install, ignore_errors=True)

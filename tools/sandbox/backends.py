@@ -6,6 +6,7 @@ starts workers with `Backend.worker_env()` and lets each worker call `Backend.pr
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -40,7 +41,10 @@ class Backend:
             return {"TRITON_INTERPRET": "1"}
         # Workers fork a child per job, and CUDA cannot be used in a child forked after the parent touched
         # it: the NVML-based check lets the worker see the device without creating a CUDA context.
-        return {"TRITON_INTERPRET": "0", "PYTORCH_NVML_BASED_CUDA_CHECK": "1"}
+        env = {"TRITON_INTERPRET": "0", "PYTORCH_NVML_BASED_CUDA_CHECK": "1"}
+        if self.name == "cuda" and (folder := libcuda_dir()):
+            env["TRITON_LIBCUDA_PATH"] = folder
+        return env
 
     def prepare_worker(self) -> list[str]:
         """Import torch and triton in this (fresh worker) process, check the device; return notes."""
@@ -117,6 +121,27 @@ def _move(obj: Any, device: str) -> Any:
     if isinstance(obj, dict):
         return {k: _move(v, device) for k, v in obj.items()}
     return obj
+
+
+@functools.cache
+def libcuda_dir() -> str | None:
+    """The folder of the CUDA driver library (libcuda.so.1), looked up outside the sandbox.
+
+    Triton finds it by running `/sbin/ldconfig -p` at the first launch, and inside the sandbox that command
+    exits 1 (seen on an H200 machine: every kernel launch raised CalledProcessError). A worker given
+    TRITON_LIBCUDA_PATH never asks. Searched like Triton: the linker cache, then LD_LIBRARY_PATH, then the
+    folders drivers are usually mounted at.
+    """
+    if os.environ.get("TRITON_LIBCUDA_PATH"):
+        return os.environ["TRITON_LIBCUDA_PATH"]
+    try:
+        cache = subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        cache = ""
+    folders = [os.path.dirname(line.split()[-1]) for line in cache.splitlines() if "libcuda.so.1" in line]
+    folders += [f for f in os.environ.get("LD_LIBRARY_PATH", "").split(":") if f]
+    folders += ["/usr/local/nvidia/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib/wsl/lib"]
+    return next((f for f in folders if os.path.isfile(os.path.join(f, "libcuda.so.1"))), None)
 
 
 def get_backend(name: str) -> Backend:

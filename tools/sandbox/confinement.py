@@ -190,6 +190,40 @@ def readonly_paths() -> list[str]:
     return [p for p in real if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in real)]
 
 
+def _device_folders(device: str, binds: list[str]) -> list[str]:
+    """Host folders a GPU worker needs that the sandbox would not otherwise show: the CUDA driver's folder
+    (workers are told of it: see `backends.libcuda_dir`) and the install prefix of a compiler that CC or CXX
+    names by absolute path (Triton builds its launcher with it; seen on an H200 machine: CC=/opt/gcc/bin/gcc).
+    """
+    if device == "cpu":
+        return []
+    wanted = []
+    if device == "cuda":
+        from kernel_medic.tools.sandbox.backends import libcuda_dir
+
+        wanted.append(libcuda_dir())
+    for name in ("CC", "CXX"):
+        compiler = os.environ.get(name, "")
+        if os.path.isabs(compiler) and os.path.isfile(compiler):
+            folder = os.path.dirname(os.path.realpath(compiler))
+            wanted.append(os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder)
+    seen = ["/usr", *(f"/{name}" for name in ("lib", "lib32", "lib64", "libx32")), *binds]
+    out: list[str] = []
+    for folder in wanted:
+        if folder is None or not os.path.isdir(folder):
+            continue
+        folder = os.path.realpath(folder)
+        inside = any(folder == p or folder.startswith(p.rstrip("/") + "/") for p in seen + out)
+        if folder != "/" and not inside:
+            out.append(folder)
+    return out
+
+
+def _parents(path: str) -> list[str]:
+    parts = path.strip("/").split("/")[:-1]
+    return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
 def bwrap_command(
     bwrap: str,
     *,
@@ -223,15 +257,19 @@ def bwrap_command(
     for name in _ETC:
         cmd += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     binds = [p for p in readonly_paths() if p != "/usr" and not p.startswith("/usr/")]
+    binds += _device_folders(device, binds)
+    # A bind under a scratch folder (a virtual environment in /tmp) goes after that folder's tmpfs, which
+    # would otherwise hide it.
+    scratch = ("/tmp", "/var/tmp", "/dev/shm")
+    late = [p for p in binds if any(p.startswith(t + "/") for t in scratch)]
+    early = [p for p in binds if p not in late]
     made: set[str] = set()
-    for path in [*binds, "/var/tmp"]:  # folders bwrap would otherwise make 0700 on the way
-        parts = path.strip("/").split("/")[:-1]
-        for i in range(len(parts)):
-            folder = "/" + "/".join(parts[: i + 1])
+    for path in [*early, "/var/tmp"]:  # folders bwrap would otherwise make 0700 on the way
+        for folder in _parents(path):
             if folder not in made:
                 made.add(folder)
                 cmd += ["--perms", "0755", "--dir", folder]
-    for path in binds:
+    for path in early:
         cmd += ["--ro-bind", path, path]
     cmd += ["--proc", "/proc", "--dev", "/dev"]
     nodes = {node for pattern in _DEVICE_NODES.get(device, ()) for node in glob.glob(pattern)}
@@ -239,8 +277,14 @@ def bwrap_command(
         cmd += ["--dev-bind", node, node]
     if device in _DEVICE_NODES:
         cmd += ["--ro-bind-try", "/sys", "/sys"]
-    for tmp in ("/tmp", "/var/tmp", "/dev/shm"):
+    for tmp in scratch:
         cmd += ["--perms", "1777", "--size", str(tmpfs_bytes), "--tmpfs", tmp]
+    for path in late:
+        for folder in _parents(path):
+            if folder not in scratch and folder not in made:
+                made.add(folder)
+                cmd += ["--perms", "0755", "--dir", folder]
+        cmd += ["--ro-bind", path, path]
     cmd += ["--ro-bind", slot_dir, JOB_MOUNT]
     for path in writable_files:
         cmd += ["--bind", path, os.path.join(JOB_MOUNT, os.path.basename(path))]

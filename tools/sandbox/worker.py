@@ -11,6 +11,7 @@ after each job kills every other process of its sandbox and empties the sandbox'
 from __future__ import annotations
 
 import argparse
+import codecs
 import ctypes
 import errno
 import fcntl
@@ -247,6 +248,17 @@ def expose_paths_to(uid: int, jobs_dir: str) -> list[str]:
     return sorted(blocked)
 
 
+def _mount_points_under(paths: tuple[str, ...]) -> list[str]:
+    """Mount points strictly below ``paths``, from this process's mount table."""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8") as fh:
+            fields = [line.split() for line in fh]
+        points = [codecs.decode(f[4], "unicode_escape") for f in fields if len(f) > 4]
+    except OSError:
+        return []
+    return [p for p in points if any(p.startswith(top.rstrip("/") + "/") for top in paths)]
+
+
 def empty_dirs(paths: tuple[str, ...] = SCRATCH_DIRS) -> None:
     """Delete everything under ``paths`` (a job's leftovers in the sandbox's scratch folders)."""
 
@@ -261,6 +273,7 @@ def empty_dirs(paths: tuple[str, ...] = SCRATCH_DIRS) -> None:
         except OSError:
             pass
 
+    mounts = _mount_points_under(paths)
     for top in paths:
         try:
             names = os.listdir(top)
@@ -268,6 +281,8 @@ def empty_dirs(paths: tuple[str, ...] = SCRATCH_DIRS) -> None:
             continue
         for name in names:
             path = os.path.join(top, name)
+            if any(m == path or m.startswith(path + "/") for m in mounts):
+                continue  # what the sandbox mounted there (a Python install under /tmp) is not a leftover
             try:
                 if os.path.isdir(path) and not os.path.islink(path):
                     shutil.rmtree(path, onerror=unlock)
