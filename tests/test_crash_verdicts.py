@@ -218,3 +218,53 @@ def test_a_jit_function_called_from_host_is_a_launch_error_only_where_the_host_c
     # launched (`k[4](x)`, and k calls f): the interpreter's limit, labelled as such
     launched = crashes.explain_error({**unsupported, "frames": [[12, "wrap"], [9, "k"], [5, "f"]]}, source)
     assert launched["class"] == "interpreter_limitation"
+
+
+_GPU_COMPILE = r'''
+import json, sys
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from kernel_medic.tools.evaluation import jobs
+sys.path.insert(0, sys.argv[1])
+import kernel
+source = ASTSource(fn=kernel.double, signature={"x_ptr": "*fp32", "N": "constexpr"}, constexprs={"N": 509})
+try:
+    triton.compile(source, target=GPUTarget("cuda", 90, 32))
+except Exception as exc:
+    described = jobs._describe(jobs.PhaseError("forward", exc))
+    keep = ("phase", "type", "message", "from_triton", "cause", "detail")
+    print(json.dumps({k: described[k] for k in keep}))
+'''
+
+
+def test_a_gpu_compile_error_says_why_so_a_shape_outside_the_domain_is_not_judged(tmp_path: Path) -> None:
+    """A GPU backend raises a CompilationError whose first line is only its place ("at 4:11:"). On an H200 a
+    correct kernel for power-of-2 rows was rejected: its derived 509-wide shape read as a compile error
+    instead of a shape outside the kernel's domain. Triton's own front end raises the same error here."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from kernel_medic.tools.evaluation.evaluate import _STATIC_CONSTRAINT
+
+    kernel = (
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef double(x_ptr, N: tl.constexpr):\n"
+        "    offs = tl.arange(0, N)\n    tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2)\n"
+    )
+    (tmp_path / "kernel.py").write_text(kernel)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}  # a compile, not the interpreter
+    proc = subprocess.run(
+        [sys.executable, "-c", _GPU_COMPILE, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 0 and proc.stdout.strip(), proc.stderr[-2000:]
+    err = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert err["type"] == "CompilationError" and err["from_triton"]
+    assert "power of 2" in err["message"]
+    assert _STATIC_CONSTRAINT.search(f"{err['phase']}: {err['type']}: {err['message']}")
+    assert crashes.explain_error(err, kernel)["class"] == "constexpr_or_power_of_2"

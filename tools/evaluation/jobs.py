@@ -157,15 +157,29 @@ def _describe(err: PhaseError) -> dict[str, Any]:
     from_triton = type(exc).__module__.startswith("triton") or any(
         part in innermost for part in (f"triton{os.sep}language", f"triton{os.sep}compiler")
     )
-    message = str(exc).strip().splitlines()
     return {
         "phase": err.phase,
         "type": type(exc).__name__,
-        "message": message[0] if message else "",
+        "message": _message(exc),
         "from_triton": from_triton,
         "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-12:]),
         **_crash_site(exc),
     }
+
+
+def _message(exc: BaseException) -> str:
+    """The exception's first line; for a Triton CompilationError, its reason.
+
+    A GPU backend compiles the kernel and reports a failure as a CompilationError whose text starts with the
+    location and a source excerpt ("at 14:16:" ...) and ends with the reason, its `error_message` (or its
+    cause). The interpreter never raises one; on an H200 a non-power-of-2 `tl.arange` read only "at 14:16:".
+    """
+    if hasattr(exc, "node") and hasattr(exc, "error_message"):
+        reason = exc.error_message or (repr(exc.__cause__) if exc.__cause__ is not None else "")
+        if isinstance(reason, str) and reason.strip():
+            return reason.strip().splitlines()[-1]
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else ""
 
 
 def _crash_site(exc: BaseException) -> dict[str, Any]:
