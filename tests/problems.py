@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from kernel_medic.tools.evaluation.crashes import explain_output
 from kernel_medic.tools.repair.rules.base import RuleContext
@@ -96,6 +97,18 @@ def write_problem(
     if toml is not None:
         (folder / "problem.toml").write_text(toml)
     return folder
+
+
+def node_state(folder: Path, source: str, **extra: Any) -> dict[str, Any]:
+    """What the graph hands a node for the problem in `folder`, with `source` as the candidate so far."""
+    return {
+        "reference_path": str(folder / "reference.py"),
+        "candidate_path": str(folder / "candidate.py"),
+        "original_source": source,
+        "best_source": source,
+        "config": {"workers": 1},
+        **extra,
+    }
 
 
 # A padding op whose wrapper sizes its output with one side of its padding: the wrong shape.

@@ -20,6 +20,7 @@ from problems import (
     LIGHT_TOML,
     LINEAR_RELU_CANDIDATE,
     LINEAR_RELU_REFERENCE,
+    node_state,
     scale_candidate,
     write_problem,
 )
@@ -248,13 +249,6 @@ def test_the_agent_records_on_a_case_that_shows_the_bug(tmp_path: Path, evaluato
     folder = write_problem(tmp_path / "p", source, ROW_REFERENCE.format(expr="torch.softmax(x, -1)"), toml)
     report = evaluator.evaluate(load_problem(folder), tier="full").to_dict()
     assert report["verdict"] != "pass"
-    state = {
-        "reference_path": str(folder / "reference.py"),
-        "candidate_path": str(folder / "candidate.py"),
-        "original_source": source,
-        "best_source": source,
-        "config": {"workers": 1},
-        "trace_path": str(tmp_path / "trace.jsonl"),
-    }
+    state = node_state(folder, source, trace_path=str(tmp_path / "trace.jsonl"))
     lines = _localiser(state)(source, report)  # type: ignore[arg-type]
     assert lines[0] == _line(source, "num = tl.exp"), lines

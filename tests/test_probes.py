@@ -7,7 +7,7 @@ from typing import Any
 
 from kernel_medic.tools.diagnosis.probes import run_probes
 from kernel_medic.tools.evaluation.problem import load_problem
-from problems import write_problem
+from problems import node_state, write_problem
 
 HEADER = "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n\n\n"
 
@@ -193,14 +193,11 @@ def test_instrument_node_adds_probe_and_capture_findings(tmp_path: Path) -> None
     folder = write_problem(
         tmp_path, SOFTMAX_CANDIDATE, reference=reference("torch.softmax(x, dim=-1)", 4, 50)
     )
-    state = {
-        "reference_path": str(folder / "reference.py"),
-        "candidate_path": str(folder / "candidate.py"),
-        "original_source": SOFTMAX_CANDIDATE,
-        "best_source": SOFTMAX_CANDIDATE,
-        "config": {"workers": 1},
-        "best_report": {"cases": [{"name": "seed0", "verdict": "mismatch", "pattern": "rows"}]},
-    }
+    state = node_state(
+        folder,
+        SOFTMAX_CANDIDATE,
+        best_report={"cases": [{"name": "seed0", "verdict": "mismatch", "pattern": "rows"}]},
+    )
     findings = instrument(state)["instrumentation"]
     kinds = [f["kind"] for f in findings]
     assert kinds[0] == "variant_localisation" and "probe" in kinds
