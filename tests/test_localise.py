@@ -252,3 +252,36 @@ def test_the_agent_records_on_a_case_that_shows_the_bug(tmp_path: Path, evaluato
     state = node_state(folder, source, trace_path=str(tmp_path / "trace.jsonl"))
     lines = _localiser(state)(source, report)  # type: ignore[arg-type]
     assert lines[0] == _line(source, "num = tl.exp"), lines
+
+
+# exp overflows where the reference clamps: the kernel's output holds +inf, the reference's none.
+OVERFLOW_BODY = """\
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    z = x * 100.0
+    e = tl.exp(z)
+    tl.store(out_ptr + row * n_cols + cols, e, mask=mask)"""
+
+
+def test_the_statement_that_first_makes_an_infinity_the_output_holds_is_where_agreement_is_lost() -> None:
+    source = ROW_CANDIDATE.format(body=OVERFLOW_BODY)
+    load, z, e = (_line(source, t) for t in ("x = tl.load", "z = x", "e = tl.exp"))
+    # Finite lanes agree with the reference's own exp; the infinities are not judged by agreement.
+    agreement = [
+        Agreement(load, "x", 1.0, 32, frozenset({"-inf"})),  # a fill of padded lanes: not computed here
+        Agreement(z, "z", 1.0, 32, frozenset({"-inf"})),  # carried from what it reads
+        Agreement(e, "e", 1.0, 24, frozenset({"+inf"})),  # made here from finite values
+    ]
+    assert rank_statements(source, {}, agreement, nonfinite_output=True).first_loss == e
+    assert rank_statements(source, {}, agreement, nonfinite_output=True).lines[0] == e
+    # Without non-finite output, or when what it reads already held +inf, nothing is lost at `e`.
+    assert rank_statements(source, {}, agreement).first_loss is None
+    inf = frozenset({"+inf"})
+    carried = [Agreement(load, "x", 1.0, 32, inf), Agreement(z, "z", 1.0, 32, inf), agreement[2]]
+    assert rank_statements(source, {}, carried, nonfinite_output=True).first_loss is None
+
+
+def test_an_overflow_the_output_shows_is_localised_on_the_recording(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    problem, source = _problem(tmp_path, OVERFLOW_BODY, "torch.exp(x * 100.0).clamp(max=1e30)")
+    loc = localise(problem, evaluator.pool, source)  # type: ignore[arg-type]
+    assert loc.first_loss == _line(source, "e = tl.exp"), loc.to_dict()
+    assert loc.lines[0] == _line(source, "e = tl.exp")

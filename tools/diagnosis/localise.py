@@ -51,10 +51,11 @@ class Agreement:
     name: str
     share: float  # of finite elements that one reference quantity holds
     count: int
+    nonfinite: frozenset[str] = frozenset()  # which of "nan", "+inf", "-inf" the recorded values hold
 
     @property
     def agrees(self) -> bool:
-        return self.share >= AGREE
+        return self.count > 0 and self.share >= AGREE
 
 
 @dataclass
@@ -131,13 +132,23 @@ def agreement_share(values: torch.Tensor, pool: list[torch.Tensor]) -> tuple[flo
     return share, int(v.numel())
 
 
+def nonfinite_kinds(values: torch.Tensor) -> frozenset[str]:
+    """Which non-finite values (NaN, +inf, -inf) a tensor holds."""
+    if not values.is_floating_point():
+        return frozenset()
+    kinds = {"nan": torch.isnan(values).any(), "+inf": torch.isposinf(values).any()}
+    kinds["-inf"] = torch.isneginf(values).any()
+    return frozenset(k for k, present in kinds.items() if bool(present))
+
+
 def match_records(records: list[dict[str, Any]], pool: list[torch.Tensor]) -> list[Agreement]:
     """Agreement of every recorded (line, name), in the order the kernel first produced them."""
     out = []
     for rec in records:
         share, count = agreement_share(rec["values"], pool)
-        if count:
-            out.append(Agreement(int(rec["line"]), str(rec["name"]), share, count))
+        kinds = nonfinite_kinds(rec["values"])
+        if count or kinds:
+            out.append(Agreement(int(rec["line"]), str(rec["name"]), share, count, kinds))
     return out
 
 
@@ -307,10 +318,32 @@ def _report_cues(report: dict[str, Any]) -> dict[str, float]:
     return weights
 
 
+def _introduces_nonfinite(agreement: list[Agreement], by_line: dict[int, _Stmt]) -> int | None:
+    """The first computed value holding a NaN or an infinity that none of the values it reads held (log(0),
+    exp overflow, 0 * inf): where a non-finite output comes from. Fills are left out (`other=-inf` on a
+    load, a running maximum started at -inf): a statement must compute from recorded values."""
+    held: dict[str, set[str]] = {}
+    for item in agreement:
+        stmt = by_line.get(item.line)
+        inputs = [held[name] for name in stmt.reads if name in held] if stmt is not None else []
+        if stmt is not None and stmt.kind == "compute" and item.nonfinite and inputs:
+            if item.nonfinite - set().union(*inputs):
+                return item.line
+        held.setdefault(item.name, set()).update(item.nonfinite)
+    return None
+
+
 def rank_statements(
-    source: str, report: dict[str, Any] | None = None, agreement: list[Agreement] | None = None
+    source: str,
+    report: dict[str, Any] | None = None,
+    agreement: list[Agreement] | None = None,
+    nonfinite_output: bool = False,
 ) -> Localisation:
-    """Statement lines of kernels and their wrappers, most suspect first, from the report and agreement."""
+    """Statement lines of kernels and their wrappers, most suspect first, from the report and agreement.
+
+    `nonfinite_output`: the kernel's output held NaN or infinities where the reference's was finite; the
+    statement that first made such values from finite ones is then where agreement is lost.
+    """
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -331,8 +364,13 @@ def rank_statements(
     notes: list[str] = []
     by_line = {s.line: s for s in kernel_stmts}
     agreeing = {item.line for item in agreement or [] if item.agrees}
+    introduced = _introduces_nonfinite(agreement or [], by_line) if nonfinite_output else None
     for item in agreement or []:
-        if not item.agrees and item.line in by_line:
+        if item.line == introduced:
+            first_loss = item.line
+            notes.append(f"line {first_loss} first makes the non-finite values the output holds")
+            break
+        if item.count and not item.agrees and item.line in by_line:
             if _downstream(by_line[item.line], kernel_stmts) & agreeing:
                 continue  # composed differently (x_max + log(sum) before x - lse): agreement comes back
             first_loss = item.line
@@ -459,4 +497,14 @@ def localise(
     quantities = [*ref["intermediates"], *inputs, *base["outputs"]]
     quantities += [t for t in base["state_dict"].values() if isinstance(t, torch.Tensor)]
     agreement = match_records(cand["records"], reference_pool(quantities))
-    return rank_statements(source, report, agreement)
+    made = set().union(*(nonfinite_kinds(t) for t in _float_outputs(cand["outputs"])))
+    expected = set().union(*(nonfinite_kinds(t) for t in _float_outputs(base["outputs"])))
+    return rank_statements(source, report, agreement, nonfinite_output=bool(made - expected))
+
+
+def _float_outputs(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value] if value.is_floating_point() else []
+    if isinstance(value, list | tuple):
+        return [t for v in value for t in _float_outputs(v)]
+    return []
