@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import torch
+from kernel_medic.tools.sandbox import backends, confinement
 from kernel_medic.tools.sandbox.pool import JobOutcome, SandboxLimits, WorkerPool
 
 EXEC = "kernel_medic.tools.sandbox.pool:exec_source"
@@ -264,15 +268,21 @@ def test_closed_pool_refuses_work() -> None:
 
 def _in_sandbox(device: str, script: str, *, uid: int | None = None) -> subprocess.CompletedProcess[str]:
     """`sh -c script` inside the worker's real bubblewrap sandbox for `device` (as `uid` when given)."""
-    from kernel_medic.tools.sandbox import confinement
-
-    bwrap = confinement.find_bwrap()
-    slot = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"kmedic-test-slot-{os.getpid()}")
-    os.makedirs(slot, exist_ok=True)
-    cmd = confinement.bwrap_command(bwrap, slot_dir=slot, writable_files=[], device=device, network=False,
-                                    tmpfs_bytes=2**24)
     drop = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"] if uid is not None else []
-    return subprocess.run([*cmd, *drop, "/bin/sh", "-c", script], capture_output=True, text=True, timeout=60)
+    with tempfile.TemporaryDirectory(prefix="kmedic-test-slot-") as slot:
+        cmd = confinement.bwrap_command(confinement.find_bwrap(), slot_dir=slot, writable_files=[],
+                                        device=device, network=False, tmpfs_bytes=2**24)
+        cmd += [*drop, "/bin/sh", "-c", script]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+
+
+def _require_root_and_bwrap() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the sandbox's uid drop is checked as root")
+    try:
+        confinement.find_bwrap()
+    except confinement.SandboxUnavailable:
+        pytest.skip("bubblewrap is not installed")
 
 
 def test_a_gpu_worker_is_told_of_the_cuda_driver_and_sees_it_and_its_compiler(
@@ -280,18 +290,7 @@ def test_a_gpu_worker_is_told_of_the_cuda_driver_and_sees_it_and_its_compiler(
 ) -> None:
     """In the sandbox Triton's `/sbin/ldconfig -p` fails and only /usr is shown: on an H200 machine every
     launch failed until the worker got TRITON_LIBCUDA_PATH and saw the CC compiler's prefix (/opt/gcc)."""
-    import shutil
-    import tempfile
-    from pathlib import Path
-
-    from kernel_medic.tools.sandbox import backends, confinement
-
-    if os.geteuid() != 0:
-        pytest.skip("the sandbox's uid drop is checked as root")
-    try:
-        confinement.find_bwrap()
-    except confinement.SandboxUnavailable:
-        pytest.skip("bubblewrap is not installed")
+    _require_root_and_bwrap()
     root = Path(tempfile.mkdtemp(prefix="kmedic-driver-", dir="/tmp"))  # under a folder the sandbox replaces
     try:
         root.chmod(0o755)
@@ -322,18 +321,7 @@ def test_a_gpu_worker_is_told_of_the_cuda_driver_and_sees_it_and_its_compiler(
 
 def test_a_python_install_under_tmp_is_seen_by_the_worker(monkeypatch: pytest.MonkeyPatch) -> None:
     """A virtual environment in /tmp (`python -m venv /tmp/venv`) is bound above the sandbox's own /tmp."""
-    import shutil
-    import tempfile
-    from pathlib import Path
-
-    from kernel_medic.tools.sandbox import confinement
-
-    if os.geteuid() != 0:
-        pytest.skip("the sandbox's uid drop is checked as root")
-    try:
-        confinement.find_bwrap()
-    except confinement.SandboxUnavailable:
-        pytest.skip("bubblewrap is not installed")
+    _require_root_and_bwrap()
     install = Path(tempfile.mkdtemp(prefix="kmedic-venv-", dir="/tmp"))
     try:
         install.chmod(0o755)

@@ -29,6 +29,7 @@ import torch
 from kernel_medic.tools.diagnosis.recording import (
     RECORD_CANDIDATE_JOB,
     RECORD_REFERENCE_JOB,
+    float_tensors,
     instrument_for_recording,
 )
 from kernel_medic.tools.diagnosis.static_features import jit_kernels, tl_name
@@ -497,14 +498,7 @@ def localise(
     quantities = [*ref["intermediates"], *inputs, *base["outputs"]]
     quantities += [t for t in base["state_dict"].values() if isinstance(t, torch.Tensor)]
     agreement = match_records(cand["records"], reference_pool(quantities))
-    made = set().union(*(nonfinite_kinds(t) for t in _float_outputs(cand["outputs"])))
-    expected = set().union(*(nonfinite_kinds(t) for t in _float_outputs(base["outputs"])))
+    made = set().union(*(nonfinite_kinds(t) for t in float_tensors(cand["outputs"])))
+    expected = set().union(*(nonfinite_kinds(t) for t in float_tensors(base["outputs"])))
     return rank_statements(source, report, agreement, nonfinite_output=bool(made - expected))
 
-
-def _float_outputs(value: Any) -> list[torch.Tensor]:
-    if isinstance(value, torch.Tensor):
-        return [value] if value.is_floating_point() else []
-    if isinstance(value, list | tuple):
-        return [t for v in value for t in _float_outputs(v)]
-    return []

@@ -152,11 +152,12 @@ def record_candidate(payload: dict[str, Any]) -> dict[str, Any]:
     return {"outputs": outputs, "records": out, "notes": _drain_notes()}
 
 
-def _float_tensors(value: Any) -> list[torch.Tensor]:
+def float_tensors(value: Any) -> list[torch.Tensor]:
+    """The floating-point tensors inside nested tuples and lists."""
     if isinstance(value, torch.Tensor):
         return [value] if value.is_floating_point() else []
     if isinstance(value, tuple | list):
-        return [t for v in value for t in _float_tensors(v)]
+        return [t for v in value for t in float_tensors(v)]
     return []
 
 
@@ -182,7 +183,7 @@ def record_reference(payload: dict[str, Any]) -> dict[str, Any]:
                     result = NotImplemented
             if result is NotImplemented:
                 result = func(*args, **kwargs)
-            for t in _float_tensors(result):
+            for t in float_tensors(result):
                 if 0 < t.numel() <= budget[0]:
                     budget[0] -= t.numel()
                     kept.append(t.detach().to(torch.float64).reshape(-1).clone())
