@@ -157,7 +157,8 @@ def test_settings_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 PATCH_USER_FIELDS = {
-    "problem_name": "19_ReLU", "reference_source": "REF-SOURCE", "candidate_source": "CAND-SOURCE",
+    "problem_name": "19_ReLU", "reference_source": "REF-SOURCE", "semantics": "relu: max(x, 0)",
+    "candidate_source": "CAND-SOURCE",
     "verdict": "mismatch", "score": "0.97", "symptoms": "errors in the tail block",
     "diagnosis": "mask off by one", "anchors": "line 12 looks like", "patterns": "tail-mask-off-by-one",
     "instrumentation": "first divergence at 1023",

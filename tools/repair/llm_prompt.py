@@ -20,6 +20,7 @@ from typing import Any
 
 from kernel_medic.tools.repair.edit_space import statement_spans
 from kernel_medic.tools.repair.llm import render_prompt
+from kernel_medic.tools.repair.torch_semantics import reference_semantics
 from kernel_medic.tools.trace import source_hash
 
 CHARS_PER_TOKEN = 3.2
@@ -417,6 +418,10 @@ def region_messages(
     named the line. It reads a few lines well where it skims a file."""
     region = "\n".join(source.splitlines()[anchor.first - 1 : anchor.last])
     span = f"line {anchor.first}" if anchor.first == anchor.last else f"lines {anchor.first}-{anchor.last}"
+    definitions = reference_semantics(reference_source, limit=2)
+    semantics = (
+        f"What PyTorch defines these calls to compute:\n{_bullets(definitions)}\n\n" if definitions else ""
+    )
     return [
         {"role": "system", "content": render_prompt("region_system")},
         {
@@ -425,6 +430,7 @@ def region_messages(
                 "region_user",
                 problem_name=problem_name,
                 reference=reference_model(reference_source),
+                semantics=semantics,
                 span=span,
                 region=region,
                 note=anchor.note,
@@ -457,6 +463,7 @@ def patch_messages(
     fields: dict[str, Any] = {
         "problem_name": request.problem_name,
         "reference_source": trim_reference(request.reference_source),
+        "semantics": _bullets(reference_semantics(request.reference_source)) or "- (none listed)",
         "candidate_source": request.source,
         "verdict": report.get("verdict", "unknown"),
         "score": report.get("score", 0.0),
@@ -478,6 +485,7 @@ def patch_messages(
         ("instrumentation", lambda: "- (trimmed to fit the prompt budget)"),
         ("patterns", lambda: _bullets(pattern_lines(request.patterns, min_pattern_score)[:1])),
         ("patterns", lambda: "- (trimmed to fit the prompt budget)"),
+        ("semantics", lambda: _bullets(reference_semantics(request.reference_source, limit=1)) or "- (none)"),
         ("anchors", lambda: _bullets(anchor_lines(request.source, request.patterns, 1, tried)) or "- (none)"),
         ("diagnosis", lambda: _bullets(hypothesis_lines(request.hypotheses, limit=1, fixes=fixes))),
         ("reference_source", lambda: _signature_only(fields["reference_source"])),
