@@ -14,7 +14,6 @@ from kernel_medic.graph.config import RepairConfig
 from kernel_medic.tools.diagnosis.localise import rank_statements
 from kernel_medic.tools.repair.llm import LLMClient, LLMSettings
 from kernel_medic.tools.repair.llm_patch import LLMBudget, LLMOptions, LLMPatcher
-from kernel_medic.tools.repair.llm_prompt import formula_block
 from kernel_medic.tools.repair.patchers import PatchRequest
 from kernel_medic.tools.trace import source_hash
 from openai_server import ScriptedOpenAIServer
@@ -358,43 +357,3 @@ def test_lines_a_failed_llm_edit_rewrote_are_asked_about_after_the_evidence_even
             request(patterns=pats, report=report, failed_attempts=failed)
         )
     assert outcome.answers[0]["region"] == [11, 11]
-
-
-GELU_TANH = """import triton
-import triton.language as tl
-
-
-@triton.jit
-def gelu(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + offs, mask=offs < n)
-    inner = 0.7978845608028654 * (x + 0.044715 * x * x * x)
-    t = 2.0 * tl.sigmoid(2.0 * inner) - 1.0
-    out = 0.5 * x * (1.0 + t)
-    tl.store(out_ptr + offs, out, mask=offs < n)
-    for i in range(4):
-        out += 1.0
-"""
-
-
-def test_a_formula_spread_over_statements_is_asked_about_whole() -> None:
-    # The localiser names `inner` (line 9); the exact formula replaces lines 9-11 together, so the question
-    # holds the statements that feed and use it, not `inner` alone. Loads, stores and loop headers stay
-    # single lines; adjacency and the reach bound the block.
-    assert formula_block(GELU_TANH, 9, 9) == (9, 11)
-    assert formula_block(GELU_TANH, 10, 10) == (9, 11)
-    assert formula_block(GELU_TANH, 9, 9, reach=1) == (9, 10)
-    assert formula_block(GELU_TANH, 8, 8) == (8, 8)  # the load
-    assert formula_block(GELU_TANH, 12, 12) == (12, 12)  # the store
-    assert formula_block(GELU_TANH, 13, 13) == (13, 13)  # the loop header
-    erf = "    t = tl.math.erf(x * 0.7071067811865476)\n    out = 0.5 * x * (1.0 + t)"
-    report = {"verdict": "mismatch", "cases": [{"name": "seed0", "verdict": "mismatch"}]}
-    with ScriptedOpenAIServer([{"content": f"```python\n{erf}\n```", "usage": (5, 5)}]) as server:
-        localise = lambda source, rep: [9, 10]  # noqa: E731
-        outcome = patcher(server, no_edit=1, localise=localise, region_first=True).propose(
-            request(source=GELU_TANH, report=report)
-        )
-    asked = server.requests[0]["messages"][1]["content"]
-    assert "These are lines 9-11" in asked and "line 9 `inner" in asked
-    assert outcome.proposal is not None
-    assert "tl.math.erf" in outcome.proposal.source and "sigmoid" not in outcome.proposal.source

@@ -374,88 +374,14 @@ def evidence_anchors(
     found: list[Anchor] = []
     for line, why in picks:
         first, last = next(((lo, hi) for lo, hi in spans if lo <= line <= hi), (line, line))
-        if not 1 <= first <= last <= len(lines):
+        if not 1 <= first <= last <= len(lines) or any(a.first == first for a in found):
             continue
         code = " ".join(" ".join(lines[first - 1 : last]).split())
         span = f"line {first}" if first == last else f"lines {first}-{last}"
-        note = f"{span} `{_clip(code, 160)}`: {why}. {failing}".strip()
-        first, last = formula_block(source, first, last)
-        if any((a.first, a.last) == (first, last) for a in found):
-            continue
-        found.append(Anchor(first, last, note))
+        found.append(Anchor(first, last, f"{span} `{_clip(code, 160)}`: {why}. {failing}".strip()))
         if len(found) >= limit:
             break
     return found
-
-
-_NOT_FORMULA_CALLS = frozenset(
-    {"load", "store", "program_id", "num_programs", "arange", "atomic_add", "atomic_max", "atomic_min"}
-)
-"""Memory and program-index operations: a formula block grows through arithmetic only, not through these."""
-
-
-def _sibling_statements(tree: ast.AST, line: int) -> tuple[list[ast.stmt], int] | None:
-    """The statement list holding the statement that starts on `line`, and its index there."""
-    for node in ast.walk(tree):
-        for name in ("body", "orelse", "finalbody"):
-            body = getattr(node, name, None)
-            if isinstance(body, list):
-                for i, stmt in enumerate(body):
-                    if isinstance(stmt, ast.stmt) and stmt.lineno == line:
-                        return body, i
-    return None
-
-
-def _names(node: ast.AST, ctx: type) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ctx)}
-
-
-def _formula_statement(stmt: ast.stmt) -> bool:
-    """A plain assignment (or return) with no memory or program-index call in it."""
-    if not isinstance(stmt, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Return):
-        return False
-    for n in ast.walk(stmt):
-        if isinstance(n, ast.Call):
-            f = n.func
-            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-            if name in _NOT_FORMULA_CALLS:
-                return False
-    return True
-
-
-def formula_block(source: str, first: int, last: int, reach: int = 2) -> tuple[int, int]:
-    """Lines `first`..`last` widened to the formula they belong to: up to `reach` adjacent statements above
-    that compute a value the block reads, and up to `reach` below that read a value it computes (plain
-    arithmetic assignments only). A formula spread over statements (`inner = ...; t = f(inner); out = g(t)`)
-    cannot be rewritten one line at a time: asked about `inner` alone, a model that knows the right formula
-    has nowhere to put it."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return first, last
-    found = _sibling_statements(tree, first)
-    if found is None:
-        return first, last
-    body, i = found
-    if not _formula_statement(body[i]):  # a load, a store, a loop header: not a step of a formula
-        return first, last
-    lo = hi = i
-    reads, writes = _names(body[i], ast.Load), _names(body[i], ast.Store)
-    while lo > 0 and i - lo < reach:
-        prev = body[lo - 1]
-        if not (_formula_statement(prev) and _names(prev, ast.Store) & reads):
-            break
-        lo -= 1
-        reads |= _names(prev, ast.Load)
-    while hi + 1 < len(body) and hi - i < reach:
-        nxt = body[hi + 1]
-        if not (_formula_statement(nxt) and _names(nxt, ast.Load) & writes):
-            break
-        hi += 1
-        writes |= _names(nxt, ast.Store)
-    top = body[lo].lineno if lo < i else first
-    bottom = int(body[hi].end_lineno or body[hi].lineno) if hi > i else last
-    return top, bottom
 
 
 def reference_model(source: str, max_lines: int = 40) -> str:
