@@ -3,8 +3,9 @@
 The candidate kernel and the symptom summary are always kept. Symptoms are grouped by input variant and
 deduplicated; hypotheses are deduplicated and only those with evidence are shown; knowledge-base patterns
 only above a relevance threshold; the reference is cut down to the module the kernel implements (`Model`,
-what it uses, the input builders). When the prompt is over its token budget, the lowest-value sections go
-first: old failed attempts, instrumentation, pattern text, extra hypotheses, then the reference's body.
+what it uses, the input builders), followed by PyTorch's definitions of the operators it calls. When the
+prompt is over its token budget, the lowest-value sections go first: old failed attempts, instrumentation,
+pattern text, definitions beyond the first, extra hypotheses, then the reference's body.
 """
 
 from __future__ import annotations
