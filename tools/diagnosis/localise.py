@@ -501,4 +501,3 @@ def localise(
     made = set().union(*(nonfinite_kinds(t) for t in float_tensors(cand["outputs"])))
     expected = set().union(*(nonfinite_kinds(t) for t in float_tensors(base["outputs"])))
     return rank_statements(source, report, agreement, nonfinite_output=bool(made - expected))
-

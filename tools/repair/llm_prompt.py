@@ -460,11 +460,12 @@ def patch_messages(
         for a in request.failed_attempts[-4:]
     ]
     fixes = pattern_fixes(request.patterns, min_pattern_score)
+    definitions = reference_semantics(request.reference_source)
     tried = request.seen_hashes
     fields: dict[str, Any] = {
         "problem_name": request.problem_name,
         "reference_source": trim_reference(request.reference_source),
-        "semantics": _bullets(reference_semantics(request.reference_source)) or "- (none listed)",
+        "semantics": _bullets(definitions) or "- (none listed)",
         "candidate_source": request.source,
         "verdict": report.get("verdict", "unknown"),
         "score": report.get("score", 0.0),
@@ -486,7 +487,7 @@ def patch_messages(
         ("instrumentation", lambda: "- (trimmed to fit the prompt budget)"),
         ("patterns", lambda: _bullets(pattern_lines(request.patterns, min_pattern_score)[:1])),
         ("patterns", lambda: "- (trimmed to fit the prompt budget)"),
-        ("semantics", lambda: _bullets(reference_semantics(request.reference_source, limit=1)) or "- (none)"),
+        ("semantics", lambda: _bullets(definitions[:1]) or "- (none)"),
         ("anchors", lambda: _bullets(anchor_lines(request.source, request.patterns, 1, tried)) or "- (none)"),
         ("diagnosis", lambda: _bullets(hypothesis_lines(request.hypotheses, limit=1, fixes=fixes))),
         ("reference_source", lambda: _signature_only(fields["reference_source"])),
