@@ -133,7 +133,8 @@ def test_instrumented_copy_keeps_line_numbers_and_records_every_assignment() -> 
     source = ROW_CANDIDATE.format(body=SOFTMAX_BODY)
     instrumented = instrument_for_recording(source)
     assert f"_kmedic_rec({_line(source, 'peak = ')}, ('peak',), (peak,))" in instrumented
-    assert f"_kmedic_rec({_line(source, 'tl.store')}, ('<store>',), (num / den,))" in instrumented
+    store = f"_kmedic_rec({_line(source, 'tl.store')}, ('<store>',), (num / den,), store=True, mask=mask)"
+    assert store in instrumented  # the store's mask says which lanes of the program's values count
 
 
 def test_recorded_variance_bug_is_localised_first(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
@@ -285,3 +286,79 @@ def test_an_overflow_the_output_shows_is_localised_on_the_recording(tmp_path: Pa
     loc = localise(problem, evaluator.pool, source)  # type: ignore[arg-type]
     assert loc.first_loss == _line(source, "e = tl.exp"), loc.to_dict()
     assert loc.lines[0] == _line(source, "e = tl.exp")
+
+
+# A correct kernel whose padded lanes compute a value no reference quantity holds (3.0, from the zero fill):
+# the store masks them off, so they are nobody's values and must not count against agreement.
+AFFINE_BODY = """\
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    y = x * 2.0 + 3.0
+    tl.store(out_ptr + row * n_cols + cols, y, mask=mask)"""
+
+
+def test_lanes_a_store_masks_off_are_not_evidence(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    # 24 columns in a 32-lane block: a quarter of every program's lanes is padding. Judged with them, the
+    # right values "agree" on only 75% and the localiser blames a correct statement.
+    problem, source = _problem(tmp_path, AFFINE_BODY, "x * 2.0 + 3.0")
+    loc = localise(problem, evaluator.pool, source)  # type: ignore[arg-type]
+    y = next(a for a in loc.agreement if a.name == "y")
+    assert y.agrees and y.count == 12 * 24, loc.to_dict()
+    assert loc.first_loss is None
+
+
+def test_an_accumulator_updated_into_a_reference_value_is_not_where_agreement_is_lost() -> None:
+    # `acc = tl.sum(...)` is a convolution without its bias (no quantity of a fused reference op), `acc += b`
+    # the reference's output: the value carries on, composed differently, nothing is lost there.
+    source = ROW_CANDIDATE.format(
+        body="""\
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    acc = tl.sum(x, axis=0)
+    acc += eps
+    tl.store(out_ptr + row, acc)"""
+    )
+    load, acc, update = (_line(source, t) for t in ("x = tl.load", "acc = tl.sum", "acc += eps"))
+    agreement = [Agreement(load, "x", 1.0, 32), Agreement(acc, "acc", 0.0, 1)]
+    agreement.append(Agreement(update, "acc", 1.0, 1))
+    assert rank_statements(source, {}, agreement).first_loss is None
+
+
+POOL_CANDIDATE = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def pool_kernel(x_ptr, y_ptr, W, W_out, KS: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    o = tl.arange(0, BLOCK)
+    m = o < W_out
+    acc = tl.load(x_ptr + row * W + o * KS, mask=m, other=0.0)
+    tl.store(y_ptr + row * W_out + o, acc, mask=m)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        n_rows, W = x.shape
+        ks, pad = 2, 1
+        W_out = (W - ks) // ks + 1
+        y = torch.empty((n_rows, W_out), device=x.device, dtype=x.dtype)
+        pool_kernel[(n_rows,)](x, y, W, W_out, KS=ks, BLOCK=triton.next_power_of_2(W_out))
+        return y
+"""
+
+
+def test_an_output_of_the_wrong_shape_ranks_its_allocation_and_size_formula_first() -> None:
+    # The kernel cannot give its output a shape: the wrapper's allocation and the size it computes can.
+    report = {"verdict": "shape_mismatch", "cases": [{"name": "seed0", "verdict": "shape_mismatch"}]}
+    loc = rank_statements(POOL_CANDIDATE, report)
+    alloc, size = _line(POOL_CANDIDATE, "y = torch.empty"), _line(POOL_CANDIDATE, "W_out = (W")
+    assert loc.lines[:2] == [alloc, size], loc.to_dict()
+    assert loc.lines.index(size) < loc.lines.index(_line(POOL_CANDIDATE, "n_rows, W = x.shape"))
+    # A wrong dtype is the allocation's too; wrong values are not (the kernel's statements come first).
+    dtype = {"verdict": "dtype_mismatch", "cases": [{"name": "seed0", "verdict": "dtype_mismatch"}]}
+    assert rank_statements(POOL_CANDIDATE, dtype).lines[0] == alloc
+    values = {"verdict": "mismatch", "cases": [{"name": "seed0", "verdict": "mismatch", "pattern": "rows"}]}
+    assert rank_statements(POOL_CANDIDATE, values).lines[0] != alloc

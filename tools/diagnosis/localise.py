@@ -12,7 +12,8 @@ Two kinds of evidence, combined:
   computing it (a scale, an eps, a length).
 - **Where the output is wrong** (the evaluation report): unwritten or garbage regions, a wrong tail, failures
   only at other shapes point at grids, masks, bounds and stores; failures only on a strided input at the
-  wrapper's layout; everywhere-wrong values at the arithmetic.
+  wrapper's layout; everywhere-wrong values at the arithmetic; an output of the wrong shape or dtype at the
+  wrapper's allocation of it and the sizes it computes.
 
 `rank_statements` is pure (source, report, agreement) so it can be tested without a sandbox; `localise` runs
 the recordings and calls it.
@@ -163,6 +164,7 @@ class _Stmt:
     writes: set[str]
     kind: str  # load | store | index | mask | compute | launch | host | control
     guard: int | None = None  # line of the innermost `if` whose branch holds it (control dependence)
+    updates: set[str] = field(default_factory=set)  # `acc += x` carries acc's value on (not a slice edge)
 
 
 def _names_read(node: ast.AST) -> set[str]:
@@ -219,7 +221,8 @@ def _statements(fn: ast.FunctionDef, host: bool) -> list[_Stmt]:
             kind = "launch" if launch and not isinstance(node, ast.For | ast.If | ast.While) else "host"
         else:
             kind = _kind(node, writes)
-        out.append(_Stmt(node.lineno, reads, writes, kind, guards.get(node)))
+        updates = writes if isinstance(node, ast.AugAssign) else set()
+        out.append(_Stmt(node.lineno, reads, writes, kind, guards.get(node), updates))
     return sorted(out, key=lambda s: s.line)
 
 
@@ -285,7 +288,7 @@ def _downstream(start: _Stmt, stmts: list[_Stmt], depth: int = 6) -> set[int]:
         nxt = []
         for stmt in frontier:
             for s in stmts:
-                if s.line > start.line and s.line not in out and s.reads & stmt.writes:
+                if s.line > start.line and s.line not in out and (s.reads | s.updates) & stmt.writes:
                     out.add(s.line)
                     nxt.append(s)
         frontier = nxt
@@ -317,6 +320,25 @@ def _report_cues(report: dict[str, Any]) -> dict[str, float]:
     if "everywhere" in patterns or not any(weights.values()):
         weights.update(compute=max(weights["compute"], 2.0), load=max(weights["load"], 1.0))
     return weights
+
+
+def _wrong_output_form(report: dict[str, Any]) -> bool:
+    failing = [c.get("verdict") for c in report.get("cases") or [] if c.get("counted", True)]
+    return bool({report.get("verdict"), *failing} & {"shape_mismatch", "dtype_mismatch"})
+
+
+def _returns(fns: list[ast.FunctionDef]) -> set[int]:
+    return {n.lineno for fn in fns for n in ast.walk(fn) if isinstance(n, ast.Return) and n.value is not None}
+
+
+def _arithmetic(fns: list[ast.FunctionDef]) -> set[int]:
+    """Lines of the assignments that compute with arithmetic (`(H - K) // S + 1`)."""
+    return {
+        n.lineno
+        for fn in fns
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Assign) and any(isinstance(x, ast.BinOp) for x in ast.walk(n.value))
+    }
 
 
 def _introduces_nonfinite(agreement: list[Agreement], by_line: dict[int, _Stmt]) -> int | None:
@@ -361,6 +383,14 @@ def rank_statements(
     cues = _report_cues(report or {})
     for stmt in [*kernel_stmts, *host_stmts]:
         bump(stmt.line, cues.get(stmt.kind, 0.0))
+    if _wrong_output_form(report or {}):
+        # An output of the wrong shape or dtype is the wrapper's allocation, whatever the kernel computes: the
+        # statement making the returned tensor, then those computing its sizes (arithmetic first: an output
+        # size formula is where the mistakes are, a shape unpacked from an input rarely).
+        returns, arithmetic = _returns(host_fns), _arithmetic(host_fns)
+        for ret in [s for s in host_stmts if s.kind == "host" and s.line in returns]:
+            for line, distance in _slice(ret, host_stmts, depth=3):
+                bump(line, {1: 14.0, 2: 8.0}.get(distance, 5.0) + (2.0 if line in arithmetic else 0.0))
     first_loss = None
     notes: list[str] = []
     by_line = {s.line: s for s in kernel_stmts}

@@ -7,7 +7,9 @@ Two recordings of the same inputs, in two children (a reference and a candidate 
   kernel computes on the way;
 - an instrumented COPY of the candidate whose kernels call `_kmedic_rec(line, names, values)` after every
   assignment and before every `tl.store`. Under TRITON_INTERPRET a kernel body is plain Python run once per
-  program, so the recorder sees each `tl` value as a numpy array, per program, in execution order.
+  program, so the recorder sees each `tl` value as a numpy array, per program, in execution order. A
+  store's mask drops the lanes it leaves off (a tail block's padding) from the values the program recorded
+  since its last store: nothing reads them, so they are no evidence either way.
 
 The parent (localise.py) matches the two and ranks statements.
 """
@@ -39,9 +41,10 @@ REFERENCE_BUDGET = 4_000_000
 _RECORDER = """
 
 _KMEDIC_RECORDS = {}
+_KMEDIC_PENDING = []
 
 
-def _kmedic_rec(line, names, values):
+def _kmedic_rec(line, names, values, mask=None, store=False):
     import numpy as _np
 
     for name, value in zip(names, values):
@@ -59,6 +62,38 @@ def _kmedic_rec(line, names, values):
         flat = _np.array(arr, dtype=_np.float64).ravel()[: PER_KEY_VALUE - kept[0]]
         kept[0] += flat.size
         kept[1].append(flat)
+        _KMEDIC_PENDING.append((kept, len(kept[1]) - 1, arr))
+    if store:
+        _kmedic_live(mask)
+
+
+def _kmedic_live(mask):
+    # At a store: the lanes it masks off hold nobody's values (a tail block's padding, a program past the
+    # end), so they are dropped from what this program recorded since its last store, wherever a value's
+    # shape lines up with the mask's.
+    import numpy as _np
+
+    if mask is not None:
+        data = getattr(getattr(mask, "handle", None), "data", mask)
+        try:
+            live = _np.asarray(data).astype(bool)
+        except Exception:
+            live = None
+        for kept, i, arr in _KMEDIC_PENDING if live is not None else []:
+            if live.ndim == 0:
+                alive = _np.broadcast_to(live, arr.shape)
+            elif arr.ndim != live.ndim or any(
+                a != m and 1 not in (a, m) for a, m in zip(arr.shape, live.shape)
+            ):
+                continue
+            else:
+                axes = tuple(d for d, (a, m) in enumerate(zip(arr.shape, live.shape)) if a == 1 and m != 1)
+                alive = _np.broadcast_to(live.any(axis=axes, keepdims=True) if axes else live, arr.shape)
+            old = kept[1][i]
+            new = _np.array(arr[alive], dtype=_np.float64)[: old.size]
+            kept[0] += new.size - old.size
+            kept[1][i] = new
+    _KMEDIC_PENDING.clear()
 """.replace("PER_KEY_VALUE", str(PER_KEY))
 
 
@@ -70,7 +105,16 @@ def _targets(target: ast.expr) -> list[str]:
     return []
 
 
-def _record_call(line: int, names: list[str], values: list[ast.expr]) -> ast.stmt:
+def _record_call(
+    line: int, names: list[str], values: list[ast.expr], store_mask: ast.expr | None | bool = False
+) -> ast.stmt:
+    """A call recording `values`; before a store (`store_mask` its mask, None without one) it also drops
+    the lanes the store masks off from what the program recorded since its last store."""
+    keywords = []
+    if store_mask is not False:
+        keywords.append(ast.keyword("store", ast.Constant(True)))
+        if isinstance(store_mask, ast.expr):
+            keywords.append(ast.keyword("mask", store_mask))
     call = ast.Call(
         func=ast.Name("_kmedic_rec", ast.Load()),
         args=[
@@ -78,7 +122,7 @@ def _record_call(line: int, names: list[str], values: list[ast.expr]) -> ast.stm
             ast.Tuple([ast.Constant(n) for n in names], ast.Load()),
             ast.Tuple(values, ast.Load()),
         ],
-        keywords=[],
+        keywords=keywords,
     )
     return ast.Expr(call)
 
@@ -98,8 +142,13 @@ class _Recorder(ast.NodeTransformer):
                         if len(call.args) > 1
                         else next((k.value for k in call.keywords if k.arg == "value"), None)
                     )
+                    mask = (
+                        call.args[2]
+                        if len(call.args) > 2
+                        else next((k.value for k in call.keywords if k.arg == "mask"), None)
+                    )
                     if value is not None:
-                        out.append(_record_call(stmt.lineno, ["<store>"], [value]))
+                        out.append(_record_call(stmt.lineno, ["<store>"], [value], mask))
             out.append(stmt)
             if isinstance(stmt, ast.Assign | ast.AugAssign | ast.AnnAssign):
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
