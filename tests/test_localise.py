@@ -133,8 +133,9 @@ def test_instrumented_copy_keeps_line_numbers_and_records_every_assignment() -> 
     source = ROW_CANDIDATE.format(body=SOFTMAX_BODY)
     instrumented = instrument_for_recording(source)
     assert f"_kmedic_rec({_line(source, 'peak = ')}, ('peak',), (peak,))" in instrumented
-    store = f"_kmedic_rec({_line(source, 'tl.store')}, ('<store>',), (num / den,), store=True, mask=mask)"
-    assert store in instrumented  # the store's mask says which lanes of the program's values count
+    store = f"_kmedic_rec({_line(source, 'tl.store')}, ('<store>',), (num / den,), store=True, mask=mask, "
+    # The store's mask says which lanes of the program's values count; its pointer, which elements it writes.
+    assert store + "pointer=out_ptr + row * n_cols + cols)" in instrumented
 
 
 def test_recorded_variance_bug_is_localised_first(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
@@ -362,3 +363,54 @@ def test_an_output_of_the_wrong_shape_ranks_its_allocation_and_size_formula_firs
     assert rank_statements(POOL_CANDIDATE, dtype).lines[0] == alloc
     values = {"verdict": "mismatch", "cases": [{"name": "seed0", "verdict": "mismatch", "pattern": "rows"}]}
     assert rank_statements(POOL_CANDIDATE, values).lines[0] != alloc
+
+
+# Every program stores its row to row 0 (no row term in the store's address): the values are right, rows
+# 1.. are never written, and the store is where the programs collide.
+ROW_ZERO_BODY = """\
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    y = x * 2.0
+    tl.store(out_ptr + cols, y, mask=mask)"""
+
+
+def test_programs_storing_to_the_same_elements_put_the_store_first(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    problem, source = _problem(tmp_path, ROW_ZERO_BODY, "x * 2.0")
+    report = evaluator.evaluate(problem, tier="full").to_dict()  # type: ignore[attr-defined]
+    loc = localise(problem, evaluator.pool, source, report)  # type: ignore[arg-type]
+    store = _line(source, "tl.store")
+    assert loc.lines[0] == store, loc.to_dict()
+    assert any("another program stored already" in n for n in loc.notes)
+
+
+TILED_SOURCE = """\
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def tile_kernel(x_ptr, y_ptr, M, N, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    n_m = tl.cdiv(M, BLOCK)
+    n_n = tl.cdiv(N, BLOCK)
+    pid_m = pid // n_m
+    pid_n = pid % n_m
+    rm = pid_m * BLOCK + tl.arange(0, BLOCK)
+    rn = pid_n * BLOCK + tl.arange(0, BLOCK)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :], mask=mask, other=0.0)
+    tl.store(y_ptr + rm[:, None] * N + rn[None, :], x, mask=mask)
+"""
+
+
+def test_colliding_stores_rank_the_program_ids_decomposition_above_other_index_lines() -> None:
+    store = _line(TILED_SOURCE, "tl.store")
+    lines = rank_statements(TILED_SOURCE, {}, [], collisions={store: 0.25}).lines
+    assert lines[0] == store
+    split = {_line(TILED_SOURCE, "pid_m = "), _line(TILED_SOURCE, "pid_n = ")}
+    assert lines.index(_line(TILED_SOURCE, "n_n = ")) > max(lines.index(x) for x in split)
+    # A few elements stored twice: a block's edge lanes reach into the next block (a mask off by one).
+    edge = rank_statements(TILED_SOURCE, {}, [], collisions={store: 0.03}).lines
+    assert set(edge[:2]) == {store, _line(TILED_SOURCE, "mask = ")}
+    # No collision, no such ranking: the decomposition is one index line among others.
+    assert rank_statements(TILED_SOURCE, {}, []).lines[0] != store

@@ -165,6 +165,8 @@ class _Stmt:
     kind: str  # load | store | index | mask | compute | launch | host | control
     guard: int | None = None  # line of the innermost `if` whose branch holds it (control dependence)
     updates: set[str] = field(default_factory=set)  # `acc += x` carries acc's value on (not a slice edge)
+    address: set[str] = field(default_factory=set)  # a store's: the names its pointer argument reads
+    lanes: set[str] = field(default_factory=set)  # a store's: the names its mask reads
 
 
 def _names_read(node: ast.AST) -> set[str]:
@@ -222,7 +224,13 @@ def _statements(fn: ast.FunctionDef, host: bool) -> list[_Stmt]:
         else:
             kind = _kind(node, writes)
         updates = writes if isinstance(node, ast.AugAssign) else set()
-        out.append(_Stmt(node.lineno, reads, writes, kind, guards.get(node), updates))
+        stores = [c for c in ast.walk(head) if isinstance(c, ast.Call) and tl_name(c) == "store"]
+        address = _names_read(stores[0].args[0]) if stores and stores[0].args else set()
+        mask = next((k.value for k in stores[0].keywords if k.arg == "mask"), None) if stores else None
+        if stores and len(stores[0].args) > 2:
+            mask = stores[0].args[2]
+        lanes = _names_read(mask) if mask is not None else set()
+        out.append(_Stmt(node.lineno, reads, writes, kind, guards.get(node), updates, address, lanes))
     return sorted(out, key=lambda s: s.line)
 
 
@@ -322,6 +330,18 @@ def _report_cues(report: dict[str, Any]) -> dict[str, float]:
     return weights
 
 
+def _decomposes(kernels: list[ast.FunctionDef]) -> set[int]:
+    """Lines of the kernels' assignments that split an index with `//` or `%`."""
+    splits = (ast.FloorDiv, ast.Mod)
+    return {
+        n.lineno
+        for fn in kernels
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Assign)
+        and any(isinstance(x, ast.BinOp) and isinstance(x.op, splits) for x in ast.walk(n.value))
+    }
+
+
 def _wrong_output_form(report: dict[str, Any]) -> bool:
     failing = [c.get("verdict") for c in report.get("cases") or [] if c.get("counted", True)]
     return bool({report.get("verdict"), *failing} & {"shape_mismatch", "dtype_mismatch"})
@@ -361,11 +381,13 @@ def rank_statements(
     report: dict[str, Any] | None = None,
     agreement: list[Agreement] | None = None,
     nonfinite_output: bool = False,
+    collisions: dict[int, float] | None = None,
 ) -> Localisation:
     """Statement lines of kernels and their wrappers, most suspect first, from the report and agreement.
 
     `nonfinite_output`: the kernel's output held NaN or infinities where the reference's was finite; the
     statement that first made such values from finite ones is then where agreement is lost.
+    `collisions`: per store line, the share of its stored elements another program had stored already.
     """
     try:
         tree = ast.parse(source)
@@ -394,6 +416,22 @@ def rank_statements(
     first_loss = None
     notes: list[str] = []
     by_line = {s.line: s for s in kernel_stmts}
+    for line, share in sorted((collisions or {}).items()):
+        if share <= 0 or line not in by_line:
+            continue
+        # Two programs storing to one element: the programs' mapping onto the output is not one-to-one, so
+        # some elements are never written. The store's address and mask and what they are computed from
+        # are suspect. Many elements stored twice is the mapping (a missing batch or row term, the program
+        # id's decomposition: `pid // n`, `pid % n`); a few is a block's edge lanes reaching into the next
+        # block's elements (a mask off by one).
+        notes.append(f"line {line} stores {share:.0%} of its elements where another program stored already")
+        store, edge = by_line[line], share < 0.1
+        bump(line, 6.0)
+        names = store.lanes if edge else store.address | store.lanes
+        for stmt_line, distance in _slice(_Stmt(line, names, set(), "store"), kernel_stmts):
+            bump(stmt_line, {1: 4.0, 2: 3.0}.get(distance, 2.0))
+            if edge or stmt_line in _decomposes(kernels):
+                bump(stmt_line, 2.0)
     agreeing = {item.line for item in agreement or [] if item.agrees}
     introduced = _introduces_nonfinite(agreement or [], by_line) if nonfinite_output else None
     for item in agreement or []:
@@ -530,4 +568,7 @@ def localise(
     agreement = match_records(cand["records"], reference_pool(quantities))
     made = set().union(*(nonfinite_kinds(t) for t in float_tensors(cand["outputs"])))
     expected = set().union(*(nonfinite_kinds(t) for t in float_tensors(base["outputs"])))
-    return rank_statements(source, report, agreement, nonfinite_output=bool(made - expected))
+    collisions = {
+        int(w["line"]): w["collisions"] / w["stored"] for w in cand.get("writes") or [] if w.get("stored")
+    }
+    return rank_statements(source, report, agreement, bool(made - expected), collisions)

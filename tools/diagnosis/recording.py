@@ -34,6 +34,8 @@ RECORD_CANDIDATE_JOB = "kernel_medic.tools.diagnosis.recording:record_candidate"
 RECORD_REFERENCE_JOB = "kernel_medic.tools.diagnosis.recording:record_reference"
 PER_KEY = 8192
 """Most values kept per recorded (line, name): the first programs' values are enough to judge agreement."""
+WRITES = 200_000
+"""Most output addresses whose writing program is remembered, per store."""
 REFERENCE_BUDGET = 4_000_000
 """Most reference values kept in all (a recording is a diagnosis aid, not a copy of every buffer)."""
 
@@ -44,8 +46,14 @@ _KMEDIC_RECORDS = {}
 _KMEDIC_PENDING = []
 
 
-def _kmedic_rec(line, names, values, mask=None, store=False):
+_KMEDIC_WRITES = {}
+
+
+def _kmedic_rec(line, names, values, mask=None, store=False, pointer=None):
     import numpy as _np
+
+    if pointer is not None:
+        _kmedic_written(line, pointer, mask)
 
     for name, value in zip(names, values):
         data = getattr(getattr(value, "handle", None), "data", value)
@@ -65,6 +73,32 @@ def _kmedic_rec(line, names, values, mask=None, store=False):
         _KMEDIC_PENDING.append((kept, len(kept[1]) - 1, arr))
     if store:
         _kmedic_live(mask)
+
+
+def _kmedic_written(line, pointer, mask):
+    # Which program stores to each address: one output element stored by two programs is a mapping of
+    # programs onto the output that is not one-to-one (a missing batch or row term, a tile decomposition
+    # that repeats), whatever the values.
+    import numpy as _np
+
+    try:
+        from triton.runtime.interpreter import interpreter_builder
+
+        program = tuple(int(i) for i in interpreter_builder.grid_idx)
+        addr = _np.asarray(getattr(getattr(pointer, "handle", None), "data", pointer)).astype(_np.uint64)
+        if mask is not None:
+            live = _np.asarray(getattr(getattr(mask, "handle", None), "data", mask)).astype(bool)
+            if live.ndim:
+                addr = addr[_np.broadcast_to(live, addr.shape)]
+            elif not live:
+                addr = addr[:0]
+    except Exception:
+        return
+    seen = _KMEDIC_WRITES.setdefault(int(line), [{}, 0, 0])
+    for a in addr.ravel()[: max(0, WRITES_VALUE - len(seen[0]))].tolist():
+        first = seen[0].setdefault(a, program)
+        seen[1] += 1
+        seen[2] += first != program
 
 
 def _kmedic_live(mask):
@@ -94,7 +128,7 @@ def _kmedic_live(mask):
             kept[0] += new.size - old.size
             kept[1][i] = new
     _KMEDIC_PENDING.clear()
-""".replace("PER_KEY_VALUE", str(PER_KEY))
+""".replace("PER_KEY_VALUE", str(PER_KEY)).replace("WRITES_VALUE", str(WRITES))
 
 
 def _targets(target: ast.expr) -> list[str]:
@@ -106,7 +140,11 @@ def _targets(target: ast.expr) -> list[str]:
 
 
 def _record_call(
-    line: int, names: list[str], values: list[ast.expr], store_mask: ast.expr | None | bool = False
+    line: int,
+    names: list[str],
+    values: list[ast.expr],
+    store_mask: ast.expr | None | bool = False,
+    pointer: ast.expr | None = None,
 ) -> ast.stmt:
     """A call recording `values`; before a store (`store_mask` its mask, None without one) it also drops
     the lanes the store masks off from what the program recorded since its last store."""
@@ -115,6 +153,8 @@ def _record_call(
         keywords.append(ast.keyword("store", ast.Constant(True)))
         if isinstance(store_mask, ast.expr):
             keywords.append(ast.keyword("mask", store_mask))
+        if pointer is not None:
+            keywords.append(ast.keyword("pointer", pointer))
     call = ast.Call(
         func=ast.Name("_kmedic_rec", ast.Load()),
         args=[
@@ -147,8 +187,13 @@ class _Recorder(ast.NodeTransformer):
                         if len(call.args) > 2
                         else next((k.value for k in call.keywords if k.arg == "mask"), None)
                     )
+                    pointer = (
+                        call.args[0]
+                        if call.args
+                        else next((k.value for k in call.keywords if k.arg == "pointer"), None)
+                    )
                     if value is not None:
-                        out.append(_record_call(stmt.lineno, ["<store>"], [value], mask))
+                        out.append(_record_call(stmt.lineno, ["<store>"], [value], mask, pointer))
             out.append(stmt)
             if isinstance(stmt, ast.Assign | ast.AugAssign | ast.AnnAssign):
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
@@ -198,7 +243,11 @@ def record_candidate(payload: dict[str, Any]) -> dict[str, Any]:
         {"line": line, "name": name, "values": torch.from_numpy(np.concatenate(kept[1]))}
         for (line, name), kept in records.items()
     ]
-    return {"outputs": outputs, "records": out, "notes": _drain_notes()}
+    writes = [
+        {"line": line, "stored": stored, "collisions": collisions}
+        for line, (_seen, stored, collisions) in getattr(module, "_KMEDIC_WRITES", {}).items()
+    ]
+    return {"outputs": outputs, "records": out, "writes": writes, "notes": _drain_notes()}
 
 
 def float_tensors(value: Any) -> list[torch.Tensor]:
