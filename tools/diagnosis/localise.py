@@ -32,6 +32,7 @@ from kernel_medic.tools.diagnosis.recording import (
     RECORD_REFERENCE_JOB,
     float_tensors,
     instrument_for_recording,
+    store_argument,
 )
 from kernel_medic.tools.diagnosis.static_features import jit_kernels, tl_name
 from kernel_medic.tools.evaluation.cases import CaseSpec, rewrite_constants
@@ -225,10 +226,9 @@ def _statements(fn: ast.FunctionDef, host: bool) -> list[_Stmt]:
             kind = _kind(node, writes)
         updates = writes if isinstance(node, ast.AugAssign) else set()
         stores = [c for c in ast.walk(head) if isinstance(c, ast.Call) and tl_name(c) == "store"]
-        address = _names_read(stores[0].args[0]) if stores and stores[0].args else set()
-        mask = next((k.value for k in stores[0].keywords if k.arg == "mask"), None) if stores else None
-        if stores and len(stores[0].args) > 2:
-            mask = stores[0].args[2]
+        pointer = store_argument(stores[0], 0, "pointer") if stores else None
+        mask = store_argument(stores[0], 2, "mask") if stores else None
+        address = _names_read(pointer) if pointer is not None else set()
         lanes = _names_read(mask) if mask is not None else set()
         out.append(_Stmt(node.lineno, reads, writes, kind, guards.get(node), updates, address, lanes))
     return sorted(out, key=lambda s: s.line)
@@ -416,6 +416,7 @@ def rank_statements(
     first_loss = None
     notes: list[str] = []
     by_line = {s.line: s for s in kernel_stmts}
+    decomposes = _decomposes(kernels) if collisions else set()
     for line, share in sorted((collisions or {}).items()):
         if share <= 0 or line not in by_line:
             continue
@@ -430,7 +431,7 @@ def rank_statements(
         names = store.lanes if edge else store.address | store.lanes
         for stmt_line, distance in _slice(_Stmt(line, names, set(), "store"), kernel_stmts):
             bump(stmt_line, {1: 4.0, 2: 3.0}.get(distance, 2.0))
-            if edge or stmt_line in _decomposes(kernels):
+            if edge or stmt_line in decomposes:
                 bump(stmt_line, 2.0)
     agreeing = {item.line for item in agreement or [] if item.agrees}
     introduced = _introduces_nonfinite(agreement or [], by_line) if nonfinite_output else None

@@ -44,8 +44,6 @@ _RECORDER = """
 
 _KMEDIC_RECORDS = {}
 _KMEDIC_PENDING = []
-
-
 _KMEDIC_WRITES = {}
 
 
@@ -131,6 +129,13 @@ def _kmedic_live(mask):
 """.replace("PER_KEY_VALUE", str(PER_KEY)).replace("WRITES_VALUE", str(WRITES))
 
 
+def store_argument(call: ast.Call, position: int, keyword: str) -> ast.expr | None:
+    """An argument of a `tl.store(pointer, value, mask)` call, given by position or keyword."""
+    if len(call.args) > position:
+        return call.args[position]
+    return next((k.value for k in call.keywords if k.arg == keyword), None)
+
+
 def _targets(target: ast.expr) -> list[str]:
     if isinstance(target, ast.Name):
         return [target.id]
@@ -177,21 +182,8 @@ class _Recorder(ast.NodeTransformer):
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
                 if tl_name(stmt.value) == "store":
                     call = stmt.value
-                    value = (
-                        call.args[1]
-                        if len(call.args) > 1
-                        else next((k.value for k in call.keywords if k.arg == "value"), None)
-                    )
-                    mask = (
-                        call.args[2]
-                        if len(call.args) > 2
-                        else next((k.value for k in call.keywords if k.arg == "mask"), None)
-                    )
-                    pointer = (
-                        call.args[0]
-                        if call.args
-                        else next((k.value for k in call.keywords if k.arg == "pointer"), None)
-                    )
+                    value, mask = store_argument(call, 1, "value"), store_argument(call, 2, "mask")
+                    pointer = store_argument(call, 0, "pointer")
                     if value is not None:
                         out.append(_record_call(stmt.lineno, ["<store>"], [value], mask, pointer))
             out.append(stmt)
