@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kernel_medic.tools.repair.answer_completion import parallel_edit, resolve_names
 from kernel_medic.tools.repair.answers import describe_edit, read_answer, read_region
 from kernel_medic.tools.repair.llm import render_prompt
 from kernel_medic.tools.repair.llm_prompt import (
@@ -304,3 +305,55 @@ def test_without_an_anchored_line_the_evidence_names_whole_statements_and_what_f
     assert "tl.load(x_ptr + offs, mask=mask)" in load.note and "most suspect" in load.note
     assert [a.first for a in evidence_anchors(source, hyps, report, [])] == [13]
     assert len(evidence_anchors(source, hyps, report, [9, 10, 11, 12, 13], limit=3)) == 3
+
+
+TRIM_WRAPPER = """\
+import torch
+
+
+def launch(x, border_width):
+    N, H, W = x.shape
+    bw = border_width
+    H_out = H - bw
+    W_out = W - bw
+    rows = [r for r in range(H_out)]
+    return torch.empty(N, H_out, W_out), rows
+"""
+
+
+def test_a_misspelt_name_is_read_as_the_one_in_scope_it_stands_for() -> None:
+    # Small models write the reference's names (`padding`, `kernel_size`) where the wrapper has its own.
+    answer = TRIM_WRAPPER.replace("H_out = H - bw", "H_out = H - 2 * border")
+    new, notes = resolve_names(TRIM_WRAPPER, answer)
+    assert new == TRIM_WRAPPER.replace("H - bw", "H - 2 * border_width", 1)
+    assert notes == ["read `border` as `border_width` (no `border` is defined there)"]
+    # `border_width` is in scope: it stays. Initials (`b_w` -> `bw`) and other-case spellings are read too.
+    for written, meant in (("border_width", "border_width"), ("b_w", "bw"), ("h_OUT", "H_out")):
+        answer = TRIM_WRAPPER.replace("W_out = W - bw", f"W_out = W - {written}")
+        new, notes = resolve_names(TRIM_WRAPPER, answer)
+        assert new == TRIM_WRAPPER.replace("W_out = W - bw", f"W_out = W - {meant}")
+        assert bool(notes) == (written != meant)
+    # Two names it could stand for (`bord` starts `border_width` and `border_w`): unique or nothing.
+    ambiguous = TRIM_WRAPPER.replace("bw = border_width", "bw = border_width\n    border_w = bw")
+    answer = ambiguous.replace("W_out = W - bw", "W_out = W - bord")
+    assert resolve_names(ambiguous, answer) == (answer, [])
+    # A name the candidate already used undefined (a global it imports some other way) is not the answer's.
+    odd = TRIM_WRAPPER.replace("rows = [r for r in range(H_out)]", "rows = helper(H_out)")
+    answer = odd.replace("W_out = W - bw", "W_out = W - 2 * bw")
+    assert resolve_names(odd, answer) == (answer, [])
+
+
+def test_an_edit_of_one_of_two_parallel_lines_is_offered_for_its_twin_too() -> None:
+    answer = TRIM_WRAPPER.replace("H_out = H - bw", "H_out = H - 2 * bw")
+    both, twins = parallel_edit(TRIM_WRAPPER, answer) or ("", 0)
+    assert twins == 1 and both == answer.replace("W_out = W - bw", "W_out = W - 2 * bw")
+    # A twin is renamed as a swap: an edit that reads the other dimension's name keeps them paired.
+    answer = TRIM_WRAPPER.replace("H_out = H - bw", "H_out = H - bw - (W % 2)")
+    assert "W_out = W - bw - (H % 2)" in (parallel_edit(TRIM_WRAPPER, answer) or ("",))[0]
+    # No twin: lines that differ in more than names, an edit that already changed both, an added line.
+    answer = TRIM_WRAPPER.replace("N, H, W = x.shape", "N, H, W = x.size()")
+    assert parallel_edit(TRIM_WRAPPER, answer) is None
+    answer = TRIM_WRAPPER.replace("- bw\n", "- 2 * bw\n")
+    assert parallel_edit(TRIM_WRAPPER, answer) is None
+    answer = TRIM_WRAPPER.replace("    H_out = H - bw\n", "    bw = 2 * bw\n    H_out = H - bw\n")
+    assert parallel_edit(TRIM_WRAPPER, answer) is None

@@ -357,3 +357,80 @@ def test_lines_a_failed_llm_edit_rewrote_are_asked_about_after_the_evidence_even
             request(patterns=pats, report=report, failed_attempts=failed)
         )
     assert outcome.answers[0]["region"] == [11, 11]
+
+
+TRIM_REFERENCE = """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, border_width):
+        super().__init__()
+        self.border_width = border_width
+
+    def forward(self, x):
+        b = self.border_width
+        return x[:, b:-b, b:-b] * 2.0
+
+
+def get_inputs():
+    return [torch.randn(2, 12, 10)]
+
+
+def get_init_inputs():
+    return [2]
+"""
+
+TRIM_CANDIDATE = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def trim_kernel(x_ptr, out_ptr, H, W, H_out, W_out, B, BLOCK: tl.constexpr):
+    plane = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    keep = offs < H_out * W_out
+    src = (offs // W_out + B) * W + offs % W_out + B
+    x = tl.load(x_ptr + plane * H * W + src, mask=keep, other=0.0)
+    tl.store(out_ptr + plane * H_out * W_out + offs, x * 2.0, mask=keep)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, border_width):
+        super().__init__()
+        self.border_width = border_width
+
+    def forward(self, x):
+        x = x.contiguous()
+        N, H, W = x.shape
+        border = self.border_width
+        H_out = H - border
+        W_out = W - border
+        out = torch.empty(N, H_out, W_out, device=x.device, dtype=x.dtype)
+        block = triton.next_power_of_2(H_out * W_out)
+        trim_kernel[(N,)](x, out, H, W, H_out, W_out, border, BLOCK=block)
+        return out
+"""
+
+
+def test_a_half_right_answer_is_completed_with_the_wrappers_name_and_the_twin_line(tmp_path: Path) -> None:
+    # What a 1.5B model answered on a convolution: one of the two size lines fixed, with the reference's name
+    # for a value the wrapper calls otherwise. As written it is a NameError, and the shape is still wrong.
+    folder = write_problem(tmp_path / "p", TRIM_CANDIDATE, TRIM_REFERENCE, LIGHT_TOML)
+    answer = sr("        H_out = H - border", "        H_out = H - 2 * border_width")
+    with ScriptedOpenAIServer([{"content": answer, "usage": (50, 10)}]) as server:
+        result = repair(
+            folder, None, llm_config(server), trace=tmp_path / "t.jsonl", checkpoint_db=tmp_path / "c"
+        )
+    assert result.status == "repaired" and result.llm_calls == 1, result.error
+    [record] = result.llm_answers
+    assert record["notes"] == ["read `border_width` as `border` (no `border_width` is defined there)"]
+    assert record["light"] < record["light_parallel"] == 1.0  # the answer alone vs. with its twin
+    assert result.attempts[-1]["description"].endswith("(and 1 parallel line alike)")
+    fixed = TRIM_CANDIDATE.replace("- border\n", "- 2 * border\n")
+    assert (folder / "candidate.py").read_text() == TRIM_CANDIDATE  # the candidate itself is never edited
+    assert result.repaired_source == fixed

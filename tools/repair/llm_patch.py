@@ -2,14 +2,15 @@
 
 Each round asks for `samples` answers (parallel requests; the first at the base temperature, the others and
 every retry hotter, so a retry never asks the same question the same way). Every answer is read by
-`answers.read_answer`; the applicable, new edits are screened on the light tier when there are several and the
-most promising is proposed (the verify node judges it on the full tier). A round in which no answer yields an
-applicable edit is a no-progress step: its reasons are fed back in words the model can act on (or, where
-candidate lines look like a retrieved pattern's bug or the evidence points at them, the next round asks about
-those few lines alone and reads the reply as their rewrite; with `region_first` the first round already does),
-and after `no_edit_left` such rounds the patcher stops. Calls never exceed
-`calls_left`; each answer, its tokens (an estimate for timed-out requests, flagged) and its wall time are
-recorded for the run's result.
+`answers.read_answer` and completed by `answer_completion` (a misspelt name read as the in-scope one it stands
+for; an edited line's unedited twins edited alike, as a second candidate); the applicable, new edits are
+screened on the light tier when there are several and the most promising is proposed (the verify node judges
+it on the full tier). A round in which no answer yields an applicable edit is a no-progress step: its reasons
+are fed back in words the model can act on (or, where candidate lines look like a retrieved pattern's bug or
+the evidence points at them, the next round asks about those few lines alone and reads the reply as their
+rewrite; with `region_first` the first round already does), and after `no_edit_left` such rounds the patcher
+stops. Calls never exceed `calls_left`; each answer, its tokens (an estimate for timed-out requests, flagged)
+and its wall time are recorded for the run's result.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernel_medic.tools.repair.answer_completion import parallel_edit, resolve_names
 from kernel_medic.tools.repair.answers import Answer, describe_edit, read_answer, read_region
 from kernel_medic.tools.repair.llm import LLMError, LLMReply
 from kernel_medic.tools.repair.llm_prompt import (
@@ -189,22 +191,26 @@ class LLMPatcher:
                     wall_s=round(reply.wall_s, 3),
                     notes=answer.notes,
                 )
-                if answer.source is not None and source_hash(answer.source) in request.seen_hashes:
+                versions = self._completed(request.source, answer)
+                record["notes"] = answer.notes
+                new = [(src, why) for src, why in versions if source_hash(src) not in request.seen_hashes]
+                if answer.source is not None and not new:
                     repeats += 1
                     record.update(applied=False, refusal="the edit reproduces a version already tried")
                 elif answer.source is not None:
-                    description = describe_edit(request.source, answer.source, answer.form)
+                    description = describe_edit(request.source, new[0][0], answer.form)
                     record.update(applied=True, description=description, refusal="")
-                    fresh.setdefault(source_hash(answer.source), (answer, record))
+                    for src, why in new:
+                        fresh.setdefault(source_hash(src), (src, why, record))
                 else:
                     record.update(applied=False, refusal=answer.refusal)
                 outcome.answers.append(record)
             if fresh:
-                answer, record = self._best(request.source, list(fresh.values()))
+                source, why, record = self._best(request.source, list(fresh.values()))
                 record["chosen"] = True
-                outcome.proposal = Proposal(
-                    answer.source or "", "llm", hypothesis, "llm", record["description"]
-                )
+                description = describe_edit(request.source, source, record["form"]) + why
+                record["description"] = description
+                outcome.proposal = Proposal(source, "llm", hypothesis, "llm", description)
                 outcome.feedback = ""
                 outcome.error = None
                 break
@@ -331,15 +337,33 @@ class LLMPatcher:
             replies = list(pool.map(one, temps))
         return replies, max(r.wall_s for r in replies)
 
-    def _best(self, base: str, found: list[tuple[Answer, dict[str, Any]]]) -> tuple[Answer, dict[str, Any]]:
+    @staticmethod
+    def _completed(base: str, answer: Answer) -> list[tuple[str, str]]:
+        """The sources an answer proposes, each with what was added to it: the answer with any misspelt
+        name read as the in-scope one it stands for, then (when an edited line has unedited twins) the
+        same with the twins edited alike."""
+        if answer.source is None:
+            return []
+        source, renamed = resolve_names(base, answer.source)
+        answer.notes = [*answer.notes, *renamed]
+        versions = [(source, "")]
+        twins = parallel_edit(base, source)
+        if twins is not None:
+            versions.append((twins[0], f" (and {twins[1]} parallel line{'s' if twins[1] > 1 else ''} alike)"))
+        return versions
+
+    def _best(
+        self, base: str, found: list[tuple[str, str, dict[str, Any]]]
+    ) -> tuple[str, str, dict[str, Any]]:
         """The most promising edit on the light tier (a pass, then the highest light score, then smallest)."""
         if len(found) == 1 or self.evaluate is None:
             return found[0]
-        rewrites = [Rewrite("llm", rec["description"], ans.source or "", 0) for ans, rec in found]
+        rewrites = [Rewrite("llm", rec["description"] + why, src, 0) for src, why, rec in found]
         ranked = screen(base, rewrites, self.evaluate, self.workers, self.namespace)
-        by_source = {ans.source: (ans, rec) for ans, rec in found}
+        by_source = {src: (src, why, rec) for src, why, rec in found}
         for s in ranked:
-            by_source[s.rewrite.source][1]["light"] = round(s.light, 4)
+            _, why, rec = by_source[s.rewrite.source]
+            rec["light" if not why else "light_parallel"] = round(s.light, 4)
         return by_source[ranked[0].rewrite.source]
 
     @staticmethod
