@@ -318,7 +318,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--example", type=Path, default=Path("examples/softmax_tail"), help="or none")
     ap.add_argument("--strategies", default="llm,hybrid,offline,regenerate")
     ap.add_argument(
-        "--max-llm-calls", type=int, default=12, help="the same LLM budget for every strategy (4 rounds of 3)"
+        "--max-llm-calls",
+        type=int,
+        default=12,
+        help="the same LLM budget for every strategy (rounds of up to --samples answers)",
     )
     ap.add_argument(
         "--baseline-attempts", type=int, default=None, help="Regenerate attempts (default: the budget)"
@@ -330,7 +333,13 @@ def main(argv: list[str] | None = None) -> int:
         "--wall-budget-s", type=float, default=1800.0, help="per-repair wall budget (a slow model)"
     )
     ap.add_argument("--out", type=Path, default=Path("out/llm_local"))
-    ap.add_argument("--no-edit-limit", type=int, default=4, help="LLM rounds without an edit before a stop")
+    ap.add_argument(
+        "--no-edit-limit",
+        type=int,
+        default=6,
+        help="LLM rounds without an edit before a stop (each region question is a round: 6 lets the budget "
+        "reach six suspect statements when the model repeats itself)",
+    )
     ap.add_argument(
         "--samples",
         type=int,

@@ -67,6 +67,11 @@ class RepairConfig:
     """Knowledge-base patterns below this retrieval score are left out of the LLM prompt."""
     llm_region_first: bool = False
     """Ask first about the few lines the evidence suspects, not the whole file (suits small models)."""
+    llm_parallel_samples: bool = False
+    """Ask a round's samples at once (a server that serves several requests at a time); otherwise one by
+    one, and the round ends when an answer repeats an earlier one (a hotter sample rarely says more)."""
+    llm_regions: int = 6
+    """Suspect statements the region questions go through (most suspect first) before one is asked again."""
 
     @classmethod
     def from_env(cls, **overrides: Any) -> RepairConfig:
@@ -106,6 +111,7 @@ _AT_LEAST_ONE = (
     "patches_per_hypothesis",
     "llm_samples",
     "llm_no_edit_limit",
+    "llm_regions",
     "llm_max_output_tokens",
 )
 

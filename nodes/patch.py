@@ -55,6 +55,8 @@ def patch(state: RepairState) -> dict[str, Any]:
                 max_fraction=config.regeneration_fraction,
                 min_pattern_score=config.llm_pattern_min_score,
                 region_first=config.llm_region_first,
+                parallel_samples=config.llm_parallel_samples,
+                regions=config.llm_regions,
             ),
             # Caps are never overshot: the patcher asks at most what is left of each budget.
             LLMBudget(

@@ -357,3 +357,11 @@ def test_an_edit_of_one_of_two_parallel_lines_is_offered_for_its_twin_too() -> N
     assert parallel_edit(TRIM_WRAPPER, answer) is None
     answer = TRIM_WRAPPER.replace("    H_out = H - bw\n", "    bw = 2 * bw\n    H_out = H - bw\n")
     assert parallel_edit(TRIM_WRAPPER, answer) is None
+
+
+def test_a_region_reply_that_only_comments_the_lines_is_no_edit() -> None:
+    # "x  # fixed" verified as an edit would spend an iteration judging the same code again.
+    reply = f"```python\n{OLD.strip()}  # Corrected: the bug is fixed here\n```\nThis fixes the bug."
+    answer = read_region(reply, BROKEN, 13, 13)
+    assert answer.source is None and "unchanged" in answer.refusal
+    assert read_region(f"```python\n{NEW.strip()}  # fixed\n```", BROKEN, 13, 13).source is not None

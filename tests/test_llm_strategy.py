@@ -80,7 +80,7 @@ def test_samples_are_all_counted_and_sampled_differently() -> None:
 def test_parallel_samples_count_the_rounds_elapsed_llm_time_not_their_sum() -> None:
     script = [{"content": PROSE, "usage": (1, 1), "delay_s": 1.0}] * 2
     with ScriptedOpenAIServer(script) as server:
-        outcome = patcher(server, samples=2, rounds=1, no_edit=1).propose(request())
+        outcome = patcher(server, samples=2, rounds=1, no_edit=1, parallel_samples=True).propose(request())
     walls = [a["wall_s"] for a in outcome.answers]
     assert len(walls) == 2 and min(walls) >= 1.0
     assert max(walls) - 0.001 <= outcome.llm_wall_s < 0.75 * sum(walls), (outcome.llm_wall_s, walls)
@@ -434,3 +434,28 @@ def test_a_half_right_answer_is_completed_with_the_wrappers_name_and_the_twin_li
     fixed = TRIM_CANDIDATE.replace("- border\n", "- 2 * border\n")
     assert (folder / "candidate.py").read_text() == TRIM_CANDIDATE  # the candidate itself is never edited
     assert result.repaired_source == fixed
+
+
+def test_a_round_ends_when_the_model_repeats_itself_and_the_calls_left_ask_other_regions() -> None:
+    # A small model that gives the same lines back at two temperatures gives them at a third: the round
+    # ends there (a comment or spacing does not make an answer new), and the next region is asked.
+    report = {"verdict": "mismatch", "cases": [{"name": "seed0", "verdict": "mismatch"}]}
+    lines = [13, 12, 11, 10, 9]
+    echo = [
+        {"content": f"```python\n{BROKEN.splitlines()[line - 1].strip()}{note}", "usage": (5, 5)}
+        for line in lines
+        for note in ("\n```", "  # fixed\n```\nThis line is right.")
+    ]
+    with ScriptedOpenAIServer(echo) as server:
+        localise = lambda source, rep: lines  # noqa: E731
+        outcome = patcher(
+            server, calls=10, no_edit=5, localise=localise, region_first=True, samples=3, rounds=5, regions=5
+        ).propose(request(report=report))
+    assert outcome.llm_calls == 10 and outcome.no_edit == 5
+    assert [a["region"][0] for a in outcome.answers] == [line for line in lines for _ in range(2)]
+    # Asked at once (a server that serves several requests), every sample of the round is asked.
+    with ScriptedOpenAIServer(echo[:3]) as server:
+        outcome = patcher(
+            server, calls=3, no_edit=1, localise=localise, region_first=True, samples=3, parallel_samples=True
+        ).propose(request(report=report))
+    assert outcome.llm_calls == 3

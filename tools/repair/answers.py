@@ -138,7 +138,8 @@ def read_region(text: str, source: str, first: int, last: int, max_fraction: flo
     newline = "\n" if not old or old[-1].endswith("\n") else ""
     body = "\n".join(indent + line if line.strip() else "" for line in reply) + newline
     new = "".join(lines[: first - 1]) + body + "".join(lines[last:])
-    if " ".join(body.split()) == " ".join("".join(old).split()):
+    # A comment ("# fixed") or spacing is no edit: verifying it would spend an iteration on the same code.
+    if [c for c in map(_code_only, body.splitlines()) if c] == [c for c in map(_code_only, old) if c]:
         refusal = "the lines you wrote are the lines shown, unchanged: the bug is still in them"
         return Answer(None, "none", refusal=refusal)
     try:

@@ -15,6 +15,7 @@ and its wall time are recorded for the run's result.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -55,6 +56,8 @@ class LLMOptions:
     max_fraction: float = 0.6  # a fenced rewrite touching more of the source is refused as regeneration
     min_pattern_score: float = 0.25
     region_first: bool = False  # the first question is about the most suspect lines, not the whole file
+    parallel_samples: bool = False  # else one by one, the round ending when an answer repeats an earlier one
+    regions: int = 6  # suspect statements the region questions go through before one is asked again
 
 
 @dataclass(frozen=True)
@@ -150,6 +153,7 @@ class LLMPatcher:
             asked = round_no + self.budget.no_edit_used
             temps = [self._temperature(0 if first_ask else asked, i) for i in range(k)]
             replies, round_wall = self._ask(messages, temps)
+            temps = temps[: len(replies)]
             # Parallel samples overlap: the round costs its elapsed time, not the sum of the answers' times.
             outcome.llm_wall_s += round_wall
             calls_left -= len(replies)
@@ -268,7 +272,9 @@ class LLMPatcher:
             spans = {(a.first, a.last) for a in found}
             found += [
                 a
-                for a in evidence_anchors(request.source, request.hypotheses, request.report, ranked)
+                for a in evidence_anchors(
+                request.source, request.hypotheses, request.report, ranked, limit=self.options.regions
+            )
                 if (a.first, a.last) not in spans
             ]
         # A region an earlier LLM edit already rewrote without success goes last: asked again, the model
@@ -308,7 +314,10 @@ class LLMPatcher:
         self, messages: list[dict[str, str]], temps: list[float]
     ) -> tuple[list[LLMReply | LLMError], float]:
         """The answers, and the round's LLM wall: the requests' summed times one after the other, the
-        longest when they run in parallel (its time includes the others' queueing at a one-slot server)."""
+        longest when they run in parallel (its time includes the others' queueing at a one-slot server).
+        One after the other, the round ends at the first answer whose code repeats an earlier one's: a
+        small model that says the same thing at two temperatures says it at a third (a real 1.5B model's
+        third sample held no fix in any of 46 such rounds), and the calls left ask other questions."""
         def one(temp: float) -> LLMReply | LLMError:
             self.on_event("llm_request", {"messages": messages, "temperature": temp})
             try:
@@ -330,8 +339,18 @@ class LLMPatcher:
             )
             return reply
 
-        if len(temps) == 1 or hasattr(self.model, "responses"):  # a replay serves recordings in order
-            replies = [one(t) for t in temps]
+        sequential = not self.options.parallel_samples or hasattr(self.model, "responses")  # a replay
+        if len(temps) == 1 or sequential:  # serves its recordings in order
+            replies: list[LLMReply | LLMError] = []
+            said: set[str] = set()
+            for temp in temps:
+                reply = one(temp)
+                replies.append(reply)
+                gist = _gist(reply.text) if isinstance(reply, LLMReply) else ""
+                if gist in said and not self.options.parallel_samples:
+                    break
+                if gist:
+                    said.add(gist)
             return replies, sum(r.wall_s for r in replies)
         with ThreadPoolExecutor(max_workers=len(temps)) as pool:
             replies = list(pool.map(one, temps))
@@ -384,3 +403,11 @@ class LLMPatcher:
             + ([{"role": "assistant", "content": kept}] if kept else [])
             + [{"role": "user", "content": ask}]
         )
+
+
+def _gist(text: str) -> str:
+    """An answer's code without comments or layout (its last fence, else the whole reply): two answers with
+    the same gist propose the same edit."""
+    fences = re.findall(r"```[^\n]*\n(.*?)```", text, re.S)
+    code = fences[-1] if fences else text
+    return " ".join(re.sub(r"#[^\n]*", "", code).split())
