@@ -414,3 +414,41 @@ def test_colliding_stores_rank_the_program_ids_decomposition_above_other_index_l
     assert set(edge[:2]) == {store, _line(TILED_SOURCE, "mask = ")}
     # No collision, no such ranking: the decomposition is one index line among others.
     assert rank_statements(TILED_SOURCE, {}, []).lines[0] != store
+
+
+ROW_LOSS_CANDIDATE = """\
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_loss_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+    loss = tl.sum(x * x, axis=0)
+    tl.store(out_ptr + row, loss)
+
+
+def forward(x, keep):
+    n_rows, n_cols = x.shape
+    losses = torch.empty(n_rows, device=x.device)
+    row_loss_kernel[(n_rows,)](x, losses, n_cols, BLOCK=triton.next_power_of_2(n_cols))
+    total = losses.sum()
+    return total / n_rows
+"""
+
+
+def test_right_kernel_values_put_the_hosts_work_on_them_after_the_launch_first() -> None:
+    # Every value the kernel computes agrees with the reference (per-row losses), the output does not: the
+    # host's reduction of them after the launch is next in line (a mean over the wrong count).
+    source = ROW_LOSS_CANDIDATE
+    load, loss, store = (_line(source, t) for t in ("x = tl.load", "loss = tl.sum", "tl.store("))
+    agreement = [Agreement(load, "x", 1.0, 32), Agreement(loss, "l", 1.0, 4), Agreement(store, "s", 1.0, 4)]
+    report = {"cases": [{"name": "seed0", "verdict": "mismatch", "pattern": "everywhere"}]}
+    lines = rank_statements(source, report, agreement).lines
+    assert lines[:2] == [_line(source, "return total"), _line(source, "total = losses.sum()")]
+    # Returning the kernel's output as it is, the host did nothing after the launch: the kernel's lines lead.
+    plain = source.replace("    total = losses.sum()\n    return total / n_rows\n", "    return losses\n")
+    assert set(rank_statements(plain, report, agreement).lines[:3]) <= {load, loss, store}

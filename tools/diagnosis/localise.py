@@ -351,6 +351,37 @@ def _returns(fns: list[ast.FunctionDef]) -> set[int]:
     return {n.lineno for fn in fns for n in ast.walk(fn) if isinstance(n, ast.Return) and n.value is not None}
 
 
+def _after_launch(fns: list[ast.FunctionDef], stmts: list[_Stmt]) -> list[tuple[int, int]]:
+    """(line, distance) of the host statements computing a returned value after a launch: the `return`
+    (distance 0) when it computes (arithmetic or a call, not a bare name), and the computing statements
+    after the launch that it reads."""
+    by_line = {s.line: s for s in stmts}
+    out: list[tuple[int, int]] = []
+    for fn in fns:
+        end = fn.end_lineno or fn.lineno
+        launches = [s.line for s in stmts if s.kind == "launch" and fn.lineno <= s.line <= end]
+        if not launches:
+            continue
+        computing = {
+            n.lineno
+            for n in ast.walk(fn)
+            if isinstance(n, ast.Return | ast.Assign)
+            and n.value is not None
+            and any(isinstance(x, ast.BinOp | ast.Call) for x in ast.walk(n.value))
+        }
+        for ret in (n for n in ast.walk(fn) if isinstance(n, ast.Return) and n.value is not None):
+            if ret.lineno < min(launches) or ret.lineno not in by_line:
+                continue
+            if ret.lineno in computing:
+                out.append((ret.lineno, 0))
+            out += [
+                (line, d)
+                for line, d in _slice(by_line[ret.lineno], stmts, depth=2)
+                if line > min(launches) and line in computing and by_line[line].kind == "host"
+            ]
+    return out
+
+
 def _arithmetic(fns: list[ast.FunctionDef]) -> set[int]:
     """Lines of the assignments that compute with arithmetic (`(H - K) // S + 1`)."""
     return {
@@ -486,6 +517,10 @@ def rank_statements(
             bump(stmt.line, {"store": 2.0, "load": 1.5, "mask": 1.0, "index": 1.0}.get(stmt.kind, 0.0))
         for stmt in host_stmts:
             bump(stmt.line, 2.0 if stmt.kind == "launch" else 1.0)
+        # Or the values are right and the host's work on them after the launch is not (a mean over the wrong
+        # count, a step left out): the returned value's computation from the kernel's output is next.
+        for line, distance in _after_launch(host_fns, host_stmts):
+            bump(line, 3.0 if distance == 0 else 2.0)
     order = sorted(score, key=lambda line: (-score[line], line))
     return Localisation(order, list(agreement or []), first_loss, notes)
 
