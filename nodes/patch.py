@@ -86,6 +86,11 @@ def patch(state: RepairState) -> dict[str, Any]:
         seen_hashes=set(state.get("seen_hashes") or []),
         patch_counts=state.get("patches_per_hypothesis") or {},
         patch_cap=config.patches_per_hypothesis,
+        asked_regions={
+            (a["region"][0], a["region"][1])
+            for a in state.get("llm_answers") or []
+            if a.get("region") and a.get("of") == source_hash(state["best_source"])
+        },
     )
     stagnating = state.get("no_progress", 0) >= max(1, config.no_progress_limit // 2)
     if request.report.get("crash") and (

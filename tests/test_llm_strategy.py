@@ -309,7 +309,7 @@ def test_with_region_first_the_first_question_is_about_the_suspect_lines() -> No
 
 
 def test_region_questions_go_on_from_the_regions_earlier_rounds_already_asked_about() -> None:
-    # The run already spent a round without an edit on the hypothesis' line: the next patch step asks about
+    # The run already asked about the hypothesis' line (of this same source): the next patch step asks about
     # the localiser's statement first, not the same line again at the same temperature.
     report = {"verdict": "mismatch", "cases": [{"name": "seed0", "verdict": "mismatch"}]}
     script = [{"content": PROSE, "usage": (5, 5)}] * 2
@@ -318,14 +318,15 @@ def test_region_questions_go_on_from_the_regions_earlier_rounds_already_asked_ab
         fresh = patcher(server, no_edit=1, localise=localise, region_first=True)
         first = fresh.propose(request(hypotheses=AT_LINE_13, report=report))
         later = patcher(server, no_edit=1, localise=localise, region_first=True, used=1)
-        second = later.propose(request(hypotheses=AT_LINE_13, report=report))
+        second = later.propose(request(hypotheses=AT_LINE_13, report=report, asked_regions={(13, 13)}))
     assert first.answers[0]["region"] == [13, 13] and first.no_edit == 1
     assert second.answers[0]["region"] == [11, 11]
     assert [r["temperature"] for r in server.requests] == [0.0, 0.0]  # each a new question
     with ScriptedOpenAIServer(script) as server:
         # Both regions asked about: the next question repeats one, and is sampled hotter.
         again = patcher(server, no_edit=1, localise=localise, region_first=True, used=2)
-        third = again.propose(request(hypotheses=AT_LINE_13, report=report))
+        both = {(13, 13), (11, 11)}
+        third = again.propose(request(hypotheses=AT_LINE_13, report=report, asked_regions=both))
     assert third.answers[0]["region"] == [13, 13] and server.requests[0]["temperature"] > 0.0
 
 
@@ -459,3 +460,24 @@ def test_a_round_ends_when_the_model_repeats_itself_and_the_calls_left_ask_other
             server, calls=3, no_edit=1, localise=localise, region_first=True, samples=3, parallel_samples=True
         ).propose(request(report=report))
     assert outcome.llm_calls == 3
+
+
+def test_answers_the_light_case_cannot_tell_apart_are_told_apart_by_the_judges_tier(tmp_path: Path) -> None:
+    # Both answers pass the one light case (inputs drawn from randn never exceed 50); only one passes the
+    # full tier (the x100 values do). Proposing the first light pass would verify the wrong one and never
+    # the right one.
+    toml = "seeds = [0, 1]\nautomatic_shapes = false\n"
+    folder = write_problem(tmp_path / "p", BROKEN, OPAQUE_SCALE_REFERENCE, toml)
+    clipped = "    tl.store(out_ptr + offs, tl.where(x > 50.0, x, x * 2.0), mask=mask)"
+    script = [{"content": sr(OLD, clipped), "usage": (5, 5)}, {"content": sr(OLD, NEW), "usage": (5, 5)}]
+    with ScriptedOpenAIServer(script) as server:
+        result = repair(
+            folder,
+            None,
+            llm_config(server, llm_samples=2),
+            trace=tmp_path / "t.jsonl",
+            checkpoint_db=tmp_path / "c",
+        )
+    assert result.status == "repaired" and result.llm_calls == 2, result.error
+    assert [a["light"] for a in result.llm_answers] == [1.0, 1.0]
+    assert len(result.attempts) == 1 and result.repaired_source == FIXED

@@ -36,7 +36,7 @@ from kernel_medic.tools.repair.llm_prompt import (
 )
 from kernel_medic.tools.repair.patchers import ChatModel, PatchOutcome, PatchRequest, Proposal
 from kernel_medic.tools.repair.rules.base import Rewrite
-from kernel_medic.tools.repair.search import EvaluateFn, screen
+from kernel_medic.tools.repair.search import EvaluateFn, screen, verify_full
 from kernel_medic.tools.trace import source_hash
 
 DEFAULT_CONTEXT = 8192
@@ -130,9 +130,10 @@ class LLMPatcher:
         regions = self._regions(request, anchored, evidence=self.options.region_first)
         focus: Anchor | None = None
         # The region asked about after n rounds without an edit is regions[n + shift]: the first round asks
-        # about the whole file unless regions go first, and the regions this run already asked about in a
-        # row (in earlier patch steps) are not asked first again.
-        shift = self.budget.no_edit_used - 1
+        # about the whole file unless regions go first. Regions this run already asked about are last in
+        # `regions`, so the calls left go to statements not asked about yet.
+        shift = -1
+        asked_regions = set(request.asked_regions)
         if self.options.region_first and regions:
             shift += 1
             focus = regions[shift % len(regions)]
@@ -148,7 +149,9 @@ class LLMPatcher:
                 break
             k = min(self.options.samples, calls_left)
             # A region's first asking is a new question: at the base temperature, like the first round.
-            first_ask = focus is not None and outcome.no_edit + shift < len(regions)
+            first_ask = focus is not None and (focus.first, focus.last) not in asked_regions
+            if focus is not None:
+                asked_regions.add((focus.first, focus.last))
             # A question this run already asked (in this patch step or an earlier one) is asked hotter.
             asked = round_no + self.budget.no_edit_used
             temps = [self._temperature(0 if first_ask else asked, i) for i in range(k)]
@@ -162,7 +165,7 @@ class LLMPatcher:
             for i, (temp, reply) in enumerate(zip(temps, replies, strict=True)):
                 record: dict[str, Any] = {"round": round_no + 1, "sample": i + 1, "temperature": temp}
                 if focus is not None:
-                    record["region"] = [focus.first, focus.last]
+                    record.update(region=[focus.first, focus.last], of=source_hash(request.source))
                 outcome.llm_calls += 1
                 if isinstance(reply, LLMError):
                     outcome.input_tokens += reply.lost_input_tokens
@@ -291,7 +294,15 @@ class LLMPatcher:
         def rewritten(a: Anchor) -> bool:
             return any(" ".join(x.split()) in edited for x in lines[a.first - 1 : a.last])
 
-        return [a for a in found if not rewritten(a)] + [a for a in found if rewritten(a)]
+        def asked(a: Anchor) -> bool:
+            return (a.first, a.last) in request.asked_regions
+
+        fresh = [a for a in found if not rewritten(a)]
+        return (
+            [a for a in fresh if not asked(a)]
+            + [a for a in fresh if asked(a)]
+            + [a for a in found if rewritten(a)]
+        )
 
     def _direction(self, request: PatchRequest) -> str:
         """For a retry: the most likely bug and its usual fix in one sentence (a model that gave the code back
@@ -383,6 +394,14 @@ class LLMPatcher:
         for s in ranked:
             _, why, rec = by_source[s.rewrite.source]
             rec["light" if not why else "light_parallel"] = round(s.light, 4)
+        passed = [s.rewrite for s in ranked if s.verdict == "pass"]
+        if len(passed) > 1:
+            # The light case cannot tell its passes apart (`H + pad` and `H + 2 * pad` size an output
+            # alike at some sizes): the judge's tier picks among them, or the first one proposed may be the
+            # wrong one and the right one never verified.
+            for rewrite, verdict, _score in verify_full(passed, self.evaluate, self.workers, self.namespace):
+                if verdict == "pass":
+                    return by_source[rewrite.source]
         return by_source[ranked[0].rewrite.source]
 
     @staticmethod

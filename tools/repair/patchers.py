@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kernel_medic.tools.evaluation.evaluate import SEVERITY
@@ -75,6 +75,8 @@ class PatchRequest:
     seen_hashes: set[str]
     patch_counts: dict[str, int]  # patches already tried per hypothesis
     patch_cap: int
+    # (first, last) lines of the region questions this run already asked about this source: not asked first
+    asked_regions: set[tuple[int, int]] = field(default_factory=set)
 
 
 @dataclass
