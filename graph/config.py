@@ -54,7 +54,7 @@ class RepairConfig:
     llm_timeout_s: float = 120.0
     """Seconds one LLM request may take before it is retried (KMEDIC_LLM_TIMEOUT_S)."""
     llm_samples: int = 1
-    """Answers asked for per LLM round (parallel requests); several are screened and the best verified."""
+    """Answers asked for per LLM round (one by one unless llm_parallel_samples); the best is verified."""
     llm_retry_temperature: float = 0.7
     """Sampling temperature of retries and extra samples (the first answer uses temperature 0)."""
     llm_max_output_tokens: int = 1536

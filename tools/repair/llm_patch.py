@@ -160,7 +160,7 @@ class LLMPatcher:
             # Parallel samples overlap: the round costs its elapsed time, not the sum of the answers' times.
             outcome.llm_wall_s += round_wall
             calls_left -= len(replies)
-            fresh: dict[str, tuple[Answer, dict[str, Any]]] = {}
+            fresh: dict[str, tuple[str, str, dict[str, Any]]] = {}
             repeats = 0
             for i, (temp, reply) in enumerate(zip(temps, replies, strict=True)):
                 record: dict[str, Any] = {"round": round_no + 1, "sample": i + 1, "temperature": temp}
