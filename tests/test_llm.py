@@ -35,6 +35,18 @@ def test_reply_text_and_usage_are_counted() -> None:
     assert [{"role": m["role"], "content": m["content"]} for m in body["messages"]] == MESSAGES
 
 
+def test_the_reply_cap_reaches_a_server_that_reads_only_max_tokens() -> None:
+    # langchain sends `max_completion_tokens`, which llama.cpp's server ignores (a real one went on for 176
+    # tokens under a cap of 8): a server not OpenAI's own gets `max_tokens` too; a request may lower it.
+    script = [{"content": "ok", "usage": (5, 1)}] * 2
+    with ScriptedOpenAIServer(script) as server:
+        client = LLMClient(settings(server, max_output_tokens=1536))
+        client.complete(MESSAGES)
+        client.complete(MESSAGES, max_tokens=300)
+    caps = [(b["max_tokens"], b["max_completion_tokens"]) for b in server.requests]
+    assert caps == [(1536, 1536), (300, 300)]
+
+
 def test_usage_survives_streaming_inside_a_langgraph_messages_stream() -> None:
     # under stream_mode="messages" (as `langgraph dev` / Studio runs it) the same invoke streams over SSE
     from langgraph.graph import END, START, StateGraph

@@ -365,3 +365,21 @@ def test_a_region_reply_that_only_comments_the_lines_is_no_edit() -> None:
     answer = read_region(reply, BROKEN, 13, 13)
     assert answer.source is None and "unchanged" in answer.refusal
     assert read_region(f"```python\n{NEW.strip()}  # fixed\n```", BROKEN, 13, 13).source is not None
+
+
+def test_a_region_fix_anywhere_in_the_reply_is_read_as_well() -> None:
+    # What a real 1.5B model does: the fix in the first fence and a wrong copy in the last, a fence never
+    # closed, the fixed line quoted in a sentence. Every reading is an edit the evaluator can judge.
+    source = "def f(x):\n    y = x + 1\n    return y\n"
+    fixed = source.replace("x + 1", "x + 2")
+    two = "```python\ny = x + 2\n```\n\n```python\ny = x + 3\n```"
+    answer = read_region(two, source, 2, 2)
+    assert answer.source == source.replace("x + 1", "x + 3") and answer.alternatives == [fixed]
+    copy_then_fix = "```python\ny = x + 1\n```\nFixed:\n```python\ny = x + 2\n```"
+    assert read_region(copy_then_fix, source, 2, 2).source == fixed
+    assert read_region("The bug: the constant.\n```python\n    y = x + 2\n", source, 2, 2).source == fixed
+    said = "The line `y = x + 1` adds the wrong constant; it should be `y = x + 2`, as `return y` shows."
+    answer = read_region(said, source, 2, 3)
+    assert answer.source == fixed and answer.alternatives == []
+    # A quoted statement of another kind, or the line as it is, is no edit.
+    assert read_region("It should call `print(x)` or use `y = x + 1`.", source, 2, 2).source is None

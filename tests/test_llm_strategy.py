@@ -481,3 +481,28 @@ def test_answers_the_light_case_cannot_tell_apart_are_told_apart_by_the_judges_t
     assert result.status == "repaired" and result.llm_calls == 2, result.error
     assert [a["light"] for a in result.llm_answers] == [1.0, 1.0]
     assert len(result.attempts) == 1 and result.repaired_source == FIXED
+
+
+def test_every_second_region_answer_is_asked_with_the_mistake_named_first() -> None:
+    # A real 1.5B model gave half of its region answers back unchanged; asked to say what is wrong first,
+    # it rarely did. Its fix then often sits in its sentence, not in a fence: that is read too.
+    report = {"verdict": "mismatch", "cases": [{"name": "seed0", "verdict": "mismatch"}]}
+    script = [
+        {"content": f"```python\n{OLD.strip()}\n```", "usage": (5, 5)},
+        {"content": f"The factor is wrong: it should be `{NEW.strip()}`.", "usage": (5, 9)},
+    ]
+    with ScriptedOpenAIServer(script) as server:
+        localise = lambda source, rep: [13]  # noqa: E731
+        ask = patcher(server, localise=localise, region_first=True, samples=2)
+        outcome = ask.propose(request(report=report))
+        asked = [r["messages"] for r in server.requests]
+        caps = [r.get("max_tokens") for r in server.requests]  # the field llama.cpp reads
+    assert outcome.llm_calls == 2 and outcome.proposal is not None
+    assert outcome.proposal.source == FIXED
+    plain, reasoned = asked
+    assert OLD.strip() in plain[1]["content"] and OLD.strip() in reasoned[1]["content"]  # the same lines
+    assert "giving them back unchanged is not an answer" in plain[-1]["content"]
+    assert "Say in one short sentence what they get wrong" in reasoned[-1]["content"]
+    assert "one short sentence naming the mistake" in reasoned[0]["content"]
+    # A question about one line gets a reply cap to match (the model went on for paragraphs).
+    assert all(isinstance(cap, int) and 200 < cap < 400 for cap in caps), caps

@@ -12,6 +12,7 @@ on), and the evaluator judges the result.
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 import textwrap
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ class Answer:
     refusal: str = ""  # one or two sentences for the model, empty when an edit was read
     notes: list[str] = field(default_factory=list)  # what was set aside on the way (echoed template, ...)
     changed_fraction: float = 0.0
+    alternatives: list[str] = field(default_factory=list)  # other sources the same reply can be read as
 
 
 def read_answer(text: str, source: str, instructions: str = "", max_fraction: float = 0.6) -> Answer:
@@ -119,17 +121,35 @@ def read_region(text: str, source: str, first: int, last: int, max_fraction: flo
 
     SEARCH/REPLACE blocks and diffs are read as usual (a model may still answer that way). Otherwise the last
     ```python fence (or a short reply without one) is the region rewritten; its indentation is re-based on the
-    region's first line, keeping the reply's relative indentation.
+    region's first line, keeping the reply's relative indentation. A small model often puts its fix somewhere
+    else in the reply: an earlier fence (the first one a copy of the lines, the second the fix, or the other
+    way round), a fence left open at the end, or a line quoted in its sentence (`xc = tl.where(...)`). Those
+    readings that make an edit are `alternatives`; the first one becomes the answer when the last fence
+    makes none.
     """
     blocks, _ = _blocks(text)
     if blocks or _diff_hunks(text):
         return read_answer(text, source, "", max_fraction)
     fences = _fences(text)
-    code = fences[-1] if fences else text.strip("\n")
+    readings = [(code, True) for code in reversed(fences)] + [(code, True) for code in _open_fence(text)]
+    if not readings:
+        readings.append((text.strip("\n"), False))
+    readings += [(code, True) for code in _quoted_lines(text, source, first, last)]
+    answers = [_region_edit(code, fenced, source, first, last, max_fraction) for code, fenced in readings]
+    made = [a for a in answers if a.source is not None]
+    if not made:
+        return answers[0]
+    found = list(dict.fromkeys(a.source for a in made if a.source is not None))
+    made[0].alternatives = found[1:]
+    return made[0]
+
+
+def _region_edit(code: str, fenced: bool, source: str, first: int, last: int, max_fraction: float) -> Answer:
+    """`code` put in place of lines `first`..`last`, or why it makes no edit there."""
     lines = source.splitlines(keepends=True)
     old = lines[first - 1 : last]
     reply = textwrap.dedent(code).strip("\n").splitlines()
-    if not fences and len(reply) > len(old) + REGION_SLACK:
+    if not fenced and len(reply) > len(old) + REGION_SLACK:
         refusal = "no edit found: reply with the corrected lines in one ```python fence"
         return Answer(None, "none", refusal=refusal)
     if not any(line.strip() for line in reply):
@@ -152,6 +172,62 @@ def read_region(text: str, source: str, first: int, last: int, max_fraction: flo
         refusal = "the reply is far longer than the lines shown: rewrite only those lines"
         return Answer(None, "none", refusal=refusal)
     return Answer(new, "region", changed_fraction=fraction)
+
+
+def _open_fence(text: str) -> list[str]:
+    """The code of a ```python fence the reply opened after its last closed one and never closed (a reply
+    cut off, or a model that ends without the closing fence)."""
+    tail = _FENCE.sub("", text)
+    m = re.search(r"^```[ \t]*(?:python|py|python3)?[ \t]*\n(.*)\Z", tail, re.S | re.M)
+    return [m.group(1)] if m and m.group(1).strip() else []
+
+
+def _quoted_lines(text: str, source: str, first: int, last: int) -> list[str]:
+    """Statements quoted in the reply's sentences (`xc = tl.where(mask, x - mean, 0.0)`) that read as a
+    changed version of one region line (the same target assigned, value returned or function called, else
+    mostly the same text), as the region with that line replaced."""
+    region = source.splitlines()[first - 1 : last]
+    prose = _FENCE.sub("", text)
+    found: list[str] = []
+    for span in re.findall(r"`([^`\n]+)`", prose):
+        span = span.strip()
+        role = _role(span)
+        if role is None or any(_squash(line) == _squash(span) for line in region):
+            continue
+        scored = [
+            (_role(line) == role, difflib.SequenceMatcher(None, _squash(line), _squash(span)).ratio(), i)
+            for i, line in enumerate(region)
+        ]
+        same, ratio, best = max(scored)
+        if not same and ratio < QUOTED_SIMILARITY:
+            continue
+        base = region[0][: len(region[0]) - len(region[0].lstrip())]
+        indent = region[best][: len(region[best]) - len(region[best].lstrip())]
+        edited = [*region[:best], indent + span, *region[best + 1 :]]
+        found.append("\n".join(line[len(base) :] if line.startswith(base) else line for line in edited))
+    return list(dict.fromkeys(found))
+
+
+def _role(code: str) -> str | None:
+    """What a one-line statement does, for matching a quoted line to the line it changes: the target it
+    assigns, `return`, or the function it calls; None for anything else (prose, a bare name)."""
+    try:
+        [stmt] = ast.parse(code.strip()).body
+    except (SyntaxError, ValueError):
+        return None
+    if isinstance(stmt, ast.Assign):
+        return "=" + " ".join(ast.unparse(t) for t in stmt.targets)
+    if isinstance(stmt, ast.AugAssign | ast.AnnAssign):
+        return "=" + ast.unparse(stmt.target)
+    if isinstance(stmt, ast.Return):
+        return "return"
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        return "call " + ast.unparse(stmt.value.func)
+    return None
+
+
+QUOTED_SIMILARITY = 0.6
+"""How alike a statement quoted in a sentence must be to a region line to be read as that line changed."""
 
 
 REGION_SLACK = 4

@@ -119,6 +119,9 @@ class LLMClient:
             stream_usage=True,
             max_tokens=settings.max_output_tokens,
         )
+        # langchain sends the cap as `max_completion_tokens`, which llama.cpp's server (and other
+        # OpenAI-compatible servers) ignore: a server not OpenAI's own gets `max_tokens` as well.
+        self._legacy_cap = (settings.base_url or DEFAULT_BASE_URL).rstrip("/") != DEFAULT_BASE_URL.rstrip("/")
         self._context: int | None | bool = False  # False: not asked yet
 
     def context_window(self) -> int | None:
@@ -148,10 +151,16 @@ class LLMClient:
                     return value
         return None
 
-    def complete(self, messages: list[dict[str, str]], temperature: float | None = None) -> LLMReply:
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> LLMReply:
         """One chat completion; LLMError after the last failed attempt or on a non-retryable error.
 
-        `temperature` overrides the settings' for this request (retries vary their sampling)."""
+        `temperature` overrides the settings' for this request (retries vary their sampling); `max_tokens`
+        lowers its reply cap (a question about three lines needs no 1,536-token answer)."""
         for message in messages:
             if message.get("role") not in ("system", "user", "assistant") or "content" not in message:
                 shown = repr(message)[:120]
@@ -159,7 +168,13 @@ class LLMClient:
         attempts_allowed = self.settings.max_retries + 1
         start = time.monotonic()
         delay = self.settings.backoff_s
-        extra = {} if temperature is None else {"temperature": temperature}
+        extra: dict[str, Any] = {} if temperature is None else {"temperature": temperature}
+        cap = self.settings.max_output_tokens
+        if max_tokens is not None:
+            cap = min(max_tokens, cap or max_tokens)
+            extra["max_tokens"] = cap
+        if cap is not None and self._legacy_cap:
+            extra["extra_body"] = {"max_tokens": cap}
         lost = 0
         for attempt in range(1, attempts_allowed + 1):
             try:
@@ -243,7 +258,12 @@ class RecordedChatModel(Recording):
         super().__init__(trace_path)
         self.responses = [e for e in read_trace(trace_path) if e["event"] == "llm_response"]
 
-    def complete(self, messages: list[dict[str, str]], temperature: float | None = None) -> LLMReply:
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> LLMReply:
         with self._lock:
             if self.cursor >= len(self.responses):
                 raise LLMError(f"replay: {self.trace_path} has no more recorded LLM responses")

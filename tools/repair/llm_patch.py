@@ -138,6 +138,7 @@ class LLMPatcher:
             shift += 1
             focus = regions[shift % len(regions)]
             messages = region_messages(request.problem_name, request.source, focus, request.reference_source)
+        reasoned = self._reasoned(request, focus)
         start = time.monotonic()
         calls_left = self.budget.calls_left
         for round_no in range(self.options.rounds):
@@ -155,7 +156,7 @@ class LLMPatcher:
             # A question this run already asked (in this patch step or an earlier one) is asked hotter.
             asked = round_no + self.budget.no_edit_used
             temps = [self._temperature(0 if first_ask else asked, i) for i in range(k)]
-            replies, round_wall = self._ask(messages, temps)
+            replies, round_wall = self._ask(messages, temps, reasoned, _reply_cap(request.source, focus))
             temps = temps[: len(replies)]
             # Parallel samples overlap: the round costs its elapsed time, not the sum of the answers' times.
             outcome.llm_wall_s += round_wall
@@ -250,6 +251,7 @@ class LLMPatcher:
                 messages = region_messages(
                     request.problem_name, request.source, focus, request.reference_source
                 )
+                reasoned = self._reasoned(request, focus)
                 continue
             last = next((r for r in replies if isinstance(r, LLMReply)), None)
             messages = self._retry_messages(
@@ -321,18 +323,34 @@ class LLMPatcher:
         # Hotter with each retry and each extra sample, so answers differ; capped where code stays coherent.
         return round(min(1.0, self.options.retry_temperature + 0.1 * (round_no + sample - 1)), 2)
 
+    @staticmethod
+    def _reasoned(request: PatchRequest, focus: Anchor | None) -> list[dict[str, str]] | None:
+        """The region question asking for the mistake in words before the lines (None off a region)."""
+        if focus is None:
+            return None
+        return region_messages(
+            request.problem_name, request.source, focus, request.reference_source, reasoned=True
+        )
+
     def _ask(
-        self, messages: list[dict[str, str]], temps: list[float]
+        self,
+        messages: list[dict[str, str]],
+        temps: list[float],
+        reasoned: list[dict[str, str]] | None = None,
+        max_tokens: int | None = None,
     ) -> tuple[list[LLMReply | LLMError], float]:
         """The answers, and the round's LLM wall: the requests' summed times one after the other, the
         longest when they run in parallel (its time includes the others' queueing at a one-slot server).
         One after the other, the round ends at the first answer whose code repeats an earlier one's: a
         small model that says the same thing at two temperatures says it at a third (a real 1.5B model's
-        third sample held no fix in any of 46 such rounds), and the calls left ask other questions."""
-        def one(temp: float) -> LLMReply | LLMError:
-            self.on_event("llm_request", {"messages": messages, "temperature": temp})
+        third sample held no fix in any of 46 such rounds), and the calls left ask other questions. Every
+        second answer to a region question is asked for with the mistake named first (`reasoned`): a
+        different question draws a different answer where a hotter one gives the same back."""
+        def one(temp: float, i: int) -> LLMReply | LLMError:
+            asked = reasoned if reasoned is not None and i % 2 == 1 else messages
+            self.on_event("llm_request", {"messages": asked, "temperature": temp})
             try:
-                reply = self.model.complete(messages, temperature=temp)  # type: ignore[call-arg]
+                reply = self.model.complete(asked, temperature=temp, max_tokens=max_tokens)
             except LLMError as exc:
                 self.on_event("llm_failure", {"error": str(exc), "lost_input_tokens": exc.lost_input_tokens})
                 return exc
@@ -354,8 +372,8 @@ class LLMPatcher:
         if len(temps) == 1 or sequential:  # serves its recordings in order
             replies: list[LLMReply | LLMError] = []
             said: set[str] = set()
-            for temp in temps:
-                reply = one(temp)
+            for i, temp in enumerate(temps):
+                reply = one(temp, i)
                 replies.append(reply)
                 gist = _gist(reply.text) if isinstance(reply, LLMReply) else ""
                 if gist in said and not self.options.parallel_samples:
@@ -364,23 +382,30 @@ class LLMPatcher:
                     said.add(gist)
             return replies, sum(r.wall_s for r in replies)
         with ThreadPoolExecutor(max_workers=len(temps)) as pool:
-            replies = list(pool.map(one, temps))
+            replies = list(pool.map(one, temps, range(len(temps))))
         return replies, max(r.wall_s for r in replies)
 
     @staticmethod
     def _completed(base: str, answer: Answer) -> list[tuple[str, str]]:
         """The sources an answer proposes, each with what was added to it: the answer with any misspelt
         name read as the in-scope one it stands for, then (when an edited line has unedited twins) the
-        same with the twins edited alike."""
+        same with the twins edited alike; then the same for each other reading of the reply."""
         if answer.source is None:
             return []
-        source, renamed = resolve_names(base, answer.source)
-        answer.notes = [*answer.notes, *renamed]
-        versions = [(source, "")]
-        twins = parallel_edit(base, source)
-        if twins is not None:
-            versions.append((twins[0], f" (and {twins[1]} parallel line{'s' if twins[1] > 1 else ''} alike)"))
-        return versions
+        versions: list[tuple[str, str]] = []
+        for i, read in enumerate([answer.source, *answer.alternatives]):
+            source, renamed = resolve_names(base, read)
+            if i == 0:
+                answer.notes = [*answer.notes, *renamed]
+            versions.append((source, "" if i == 0 else " (read from another part of the reply)"))
+            twins = parallel_edit(base, source)
+            if twins is not None:
+                alike = f" (and {twins[1]} parallel line{'s' if twins[1] > 1 else ''} alike)"
+                versions.append((twins[0], versions[-1][1] + alike))
+        unique: dict[str, str] = {}
+        for src, why in versions:
+            unique.setdefault(src, why)
+        return list(unique.items())
 
     def _best(
         self, base: str, found: list[tuple[str, str, dict[str, Any]]]
@@ -422,6 +447,20 @@ class LLMPatcher:
             + ([{"role": "assistant", "content": kept}] if kept else [])
             + [{"role": "user", "content": ask}]
         )
+
+
+def _reply_cap(source: str, focus: Anchor | None) -> int | None:
+    """The reply cap of a region question: the lines twice over and a sentence (None: the file's cap). A
+    small model asked for a sentence first went on for paragraphs (round 28: output tokens doubled); a reply
+    cut inside its fence is still read."""
+    if focus is None:
+        return None
+    region = "\n".join(source.splitlines()[focus.first - 1 : focus.last])
+    return 2 * estimate_tokens(region) + REGION_REPLY_TOKENS
+
+
+REGION_REPLY_TOKENS = 200
+"""Tokens a region answer gets beyond twice its lines: one sentence naming the mistake and the fences."""
 
 
 def _gist(text: str) -> str:

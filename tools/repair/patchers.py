@@ -101,7 +101,9 @@ class PatchOutcome:
 
 
 class ChatModel(Protocol):
-    def complete(self, messages: list[dict[str, str]], temperature: float | None = None) -> LLMReply: ...
+    def complete(
+        self, messages: list[dict[str, str]], temperature: float | None = None, max_tokens: int | None = None
+    ) -> LLMReply: ...
 
 
 class Patcher(Protocol):
