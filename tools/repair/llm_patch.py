@@ -129,6 +129,7 @@ class LLMPatcher:
         anchored = anchors(request.source, request.patterns, tried=request.seen_hashes)
         regions = self._regions(request, anchored, evidence=self.options.region_first)
         focus: Anchor | None = None
+        reasoned: list[dict[str, str]] | None = None  # the region question asked the other way
         # The region asked about after n rounds without an edit is regions[n + shift]: the first round asks
         # about the whole file unless regions go first. Regions this run already asked about are last in
         # `regions`, so the calls left go to statements not asked about yet.
@@ -137,8 +138,7 @@ class LLMPatcher:
         if self.options.region_first and regions:
             shift += 1
             focus = regions[shift % len(regions)]
-            messages = region_messages(request.problem_name, request.source, focus, request.reference_source)
-        reasoned = self._reasoned(request, focus)
+            messages, reasoned = self._region_questions(request, focus)
         start = time.monotonic()
         calls_left = self.budget.calls_left
         for round_no in range(self.options.rounds):
@@ -248,10 +248,7 @@ class LLMPatcher:
                 regions = self._regions(request, [], evidence=True)
             if regions:
                 focus = regions[(outcome.no_edit + shift) % len(regions)]
-                messages = region_messages(
-                    request.problem_name, request.source, focus, request.reference_source
-                )
-                reasoned = self._reasoned(request, focus)
+                messages, reasoned = self._region_questions(request, focus)
                 continue
             last = next((r for r in replies if isinstance(r, LLMReply)), None)
             messages = self._retry_messages(
@@ -324,13 +321,12 @@ class LLMPatcher:
         return round(min(1.0, self.options.retry_temperature + 0.1 * (round_no + sample - 1)), 2)
 
     @staticmethod
-    def _reasoned(request: PatchRequest, focus: Anchor | None) -> list[dict[str, str]] | None:
-        """The region question asking for the mistake in words before the lines (None off a region)."""
-        if focus is None:
-            return None
-        return region_messages(
-            request.problem_name, request.source, focus, request.reference_source, reasoned=True
-        )
+    def _region_questions(
+        request: PatchRequest, focus: Anchor
+    ) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+        """The question about `focus`, asked for the lines alone and with the mistake named first."""
+        ask = (request.problem_name, request.source, focus, request.reference_source)
+        return region_messages(*ask), region_messages(*ask, reasoned=True)
 
     def _ask(
         self,
