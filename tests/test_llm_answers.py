@@ -383,3 +383,68 @@ def test_a_region_fix_anywhere_in_the_reply_is_read_as_well() -> None:
     assert answer.source == fixed and answer.alternatives == []
     # A quoted statement of another kind, or the line as it is, is no edit.
     assert read_region("It should call `print(x)` or use `y = x + 1`.", source, 2, 2).source is None
+
+
+CONTEXT_KERNEL = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def smooth_l1_kernel(x_ptr, y_ptr, out_ptr, n, beta, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    d = tl.load(x_ptr + offs, mask=mask) - tl.load(y_ptr + offs, mask=mask)
+    ad = tl.abs(d)
+    loss = tl.where(ad < 1.0, 0.5 * d * d, ad - 0.5)
+    tl.store(out_ptr + offs, loss, mask=mask)
+"""
+
+
+def test_a_reasoned_region_question_shows_the_function_around_the_lines() -> None:
+    from kernel_medic.tools.repair.answers import REGION_MARKER
+    from kernel_medic.tools.repair.llm_prompt import Anchor, region_context, region_messages
+
+    # The fix needs a name the line does not mention (`beta`): the function around it shows the names.
+    context = region_context(CONTEXT_KERNEL, 11, 11)
+    lines = context.splitlines()
+    assert lines[0] == "@triton.jit" and "beta" in lines[1] and lines[-1].lstrip().startswith("tl.store")
+    assert [line for line in lines if REGION_MARKER in line] == [
+        "    loss = tl.where(ad < 1.0, 0.5 * d * d, ad - 0.5)  " + REGION_MARKER
+    ]
+    assert region_context(CONTEXT_KERNEL, 1, 1) == ""  # an import is in no function
+    assert len(region_context(CONTEXT_KERNEL, 11, 11, radius=2).splitlines()) == 4  # clipped at the end
+    anchor = Anchor(11, 11, "line 11: the localiser ranks this statement most suspect.")
+    reasoned = region_messages("smooth_l1", CONTEXT_KERNEL, anchor, "", reasoned=True)[-1]["content"]
+    plain = region_messages("smooth_l1", CONTEXT_KERNEL, anchor, "")[-1]["content"]
+    assert context in reasoned and REGION_MARKER not in plain and "def smooth_l1_kernel" not in plain
+
+
+def test_a_region_reply_that_gives_back_the_function_around_it_is_read_as_that_edit() -> None:
+    from kernel_medic.tools.repair.answers import REGION_MARKER
+    from kernel_medic.tools.repair.llm_prompt import region_context
+
+    fixed_line = "    loss = tl.where(ad < beta, 0.5 * d * d / beta, ad - 0.5 * beta)"
+    wanted = CONTEXT_KERNEL.replace("    loss = tl.where(ad < 1.0, 0.5 * d * d, ad - 0.5)", fixed_line)
+    # The whole function shown, copied back with the fix and the marker: only the line changes.
+    whole = region_context(CONTEXT_KERNEL, 11, 11).replace(
+        "    loss = tl.where(ad < 1.0, 0.5 * d * d, ad - 0.5)", fixed_line
+    )
+    assert read_region(f"```python\n{whole}\n```", CONTEXT_KERNEL, 11, 11).source == wanted
+    # The line and the one after it: the reply covers both, nothing is doubled.
+    two = f"```python\n{fixed_line.strip()}\ntl.store(out_ptr + offs, loss, mask=mask)\n```"
+    assert read_region(two, CONTEXT_KERNEL, 11, 11).source == wanted
+    # A fix of the line next to the region, given with the region line: that edit is read.
+    neighbour = "```python\nad = tl.abs(d) * 2.0\nloss = tl.where(ad < 1.0, 0.5 * d * d, ad - 0.5)\n```"
+    assert read_region(neighbour, CONTEXT_KERNEL, 11, 11).source == CONTEXT_KERNEL.replace(
+        "ad = tl.abs(d)", "ad = tl.abs(d) * 2.0"
+    )
+    # The function given back unchanged but for the marker is the lines shown: no edit.
+    echo = region_context(CONTEXT_KERNEL, 11, 11).replace(REGION_MARKER, REGION_MARKER + ", corrected")
+    answer = read_region(f"```python\n{echo}\n```", CONTEXT_KERNEL, 11, 11)
+    assert answer.source is None and "unchanged" in answer.refusal
+    # A new line written before the kept region line is an insertion: the line above stays.
+    inserted = "```python\nd = d.to(tl.float32)\nad = tl.abs(d)\n```"
+    assert read_region(inserted, CONTEXT_KERNEL, 10, 10).source == CONTEXT_KERNEL.replace(
+        "    ad = tl.abs(d)\n", "    d = d.to(tl.float32)\n    ad = tl.abs(d)\n"
+    )
