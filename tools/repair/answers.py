@@ -147,9 +147,8 @@ def read_region(text: str, source: str, first: int, last: int, max_fraction: flo
 def _region_edit(code: str, fenced: bool, source: str, first: int, last: int, max_fraction: float) -> Answer:
     """`code` put in place of lines `first`..`last`, or why it makes no edit there."""
     lines = source.splitlines(keepends=True)
-    reply = [line.split(REGION_MARKER)[0].rstrip() for line in textwrap.dedent(code).strip("\n").splitlines()]
-    first, last = _rewritten_span(reply, lines, first, last)
     old = lines[first - 1 : last]
+    reply = textwrap.dedent(code).strip("\n").splitlines()
     if not fenced and len(reply) > len(old) + REGION_SLACK:
         refusal = "no edit found: reply with the corrected lines in one ```python fence"
         return Answer(None, "none", refusal=refusal)
@@ -173,49 +172,6 @@ def _region_edit(code: str, fenced: bool, source: str, first: int, last: int, ma
         refusal = "the reply is far longer than the lines shown: rewrite only those lines"
         return Answer(None, "none", refusal=refusal)
     return Answer(new, "region", changed_fraction=fraction)
-
-
-def _rewritten_span(reply: list[str], lines: list[str], first: int, last: int) -> tuple[int, int]:
-    """The lines a reply longer than the region rewrites: a model shown the function around the region
-    often gives back more of it, and sometimes fixes a line next to the region. The span grows to the
-    nearest lines, within the context shown, that the reply's first and last lines copy; else by as many
-    lines as the reply writes before the region's first line (after its last) where it keeps that line."""
-    said = [_squash(x) for x in reply]
-    if len(said) <= last - first + 1 or not said[0] or not said[-1]:
-        return first, last
-    top, bottom = _squash(lines[first - 1]), _squash(lines[last - 1])
-    if said[0] != top:
-        copied = (
-            k
-            for k in range(first - 1, max(0, first - 1 - CONTEXT_RADIUS), -1)
-            if _squash(lines[k - 1]) == said[0]
-        )
-        before = said.index(top) if top in said and first > said.index(top) else 0
-        # Lines written before the kept one are rewrites of the lines above only if each changes the same
-        # statement (`ad = ...` for `ad = ...`); anything else is an inserted line, and stays one.
-        if not all(map(_same_statement, said[:before], lines[first - 1 - before : first - 1])):
-            before = 0
-        first = next(copied, first - before)
-    if said[-1] != bottom:
-        end = min(len(lines), last + CONTEXT_RADIUS)
-        copied = (k for k in range(last + 1, end + 1) if _squash(lines[k - 1]) == said[-1])
-        after = (
-            said[::-1].index(bottom)
-            if bottom in said and last + said[::-1].index(bottom) <= len(lines)
-            else 0
-        )
-        if not all(map(_same_statement, said[len(said) - after :], lines[last : last + after])):
-            after = 0
-        last = next(copied, last + after)
-    return first, last
-
-
-def _same_statement(written: str, line: str) -> bool:
-    """Whether `written` reads as a changed version of `line`: the same target assigned, value returned or
-    function called, and mostly the same text."""
-    role = _role(written)
-    alike = difflib.SequenceMatcher(None, _squash(written), _squash(line)).ratio() >= QUOTED_SIMILARITY
-    return role is not None and role == _role(line) and alike
 
 
 def _open_fence(text: str) -> list[str]:
@@ -270,10 +226,6 @@ def _role(code: str) -> str | None:
     return None
 
 
-CONTEXT_RADIUS = 15
-"""Lines of the enclosing function a region question shows either side of the region."""
-REGION_MARKER = "# <- the lines to fix"
-"""Marks the region's lines in the context a region question shows; stripped from the lines a reply gives."""
 QUOTED_SIMILARITY = 0.6
 """How alike a statement quoted in a sentence must be to a region line to be read as that line changed."""
 

@@ -19,7 +19,6 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kernel_medic.tools.repair.answers import CONTEXT_RADIUS, REGION_MARKER
 from kernel_medic.tools.repair.edit_space import statement_spans
 from kernel_medic.tools.repair.llm import render_prompt
 from kernel_medic.tools.repair.torch_semantics import reference_semantics
@@ -339,7 +338,7 @@ def anchors(
             words = _renamed_code_spans(str(p.get("fix") or ""), names)
             note = (
                 f"line {i + 1} `{_clip(lines[i].strip(), 120)}` looks like the known bug "
-                f'"{p.get("title")}" ({fix}). {_clip(words, 200)}'
+                f"\"{p.get('title')}\" ({fix}). {_clip(words, 200)}"
             )
             # A missing line goes after this one: the region holds the next line too, the slot it fills.
             last = next((j for j in range(i + 1, len(lines)) if norm[j]), i) if missing else i
@@ -422,7 +421,6 @@ def region_messages(
     unchanged; having said what is wrong, it rarely did (4 of 30)."""
     region = "\n".join(source.splitlines()[anchor.first - 1 : anchor.last])
     span = f"line {anchor.first}" if anchor.first == anchor.last else f"lines {anchor.first}-{anchor.last}"
-    context = region_context(source, anchor.first, anchor.last) if reasoned else ""
     definitions = reference_semantics(reference_source, limit=2)
     semantics = (
         f"What PyTorch defines these calls to compute:\n{_bullets(definitions)}\n\n" if definitions else ""
@@ -437,9 +435,6 @@ def region_messages(
                 problem_name=problem_name,
                 reference=reference_model(reference_source),
                 semantics=semantics,
-                context=f"The kernel file around them (for context only):\n\n```python\n{context}\n```\n\n"
-                if context
-                else "",
                 span=span,
                 region=region,
                 note=anchor.note,
@@ -447,32 +442,6 @@ def region_messages(
             ),
         },
     ]
-
-
-def region_context(source: str, first: int, last: int, radius: int = CONTEXT_RADIUS) -> str:
-    """The function holding lines `first`..`last` (decorators included, at most `radius` lines either side),
-    those lines marked: asked about a line alone, a model cannot know the names in scope (`pid_nc` where the
-    line misuses `oc`, a `beta` parameter the line ignores). Empty when the lines are outside any function."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return ""
-    holders = [
-        n
-        for n in ast.walk(tree)
-        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
-        and n.lineno <= first
-        and (n.end_lineno or n.lineno) >= last
-    ]
-    if not holders:
-        return ""
-    fn = min(holders, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
-    lo = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
-    lo, hi = max(lo, first - radius), min(fn.end_lineno or last, last + radius)
-    lines = source.splitlines()
-    return "\n".join(
-        lines[i - 1] + (f"  {REGION_MARKER}" if first <= i <= last else "") for i in range(lo, hi + 1)
-    )
 
 
 def _follows(code: str, context: str) -> float:
