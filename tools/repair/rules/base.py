@@ -41,6 +41,8 @@ class RuleContext:
     output_dtype: str = ""  # the reference output's dtype ("int64"), when an evaluation reported it
     # The report's crash record as JSON (crash rules read it through `crash`); "" when nothing crashed.
     crash_json: str = ""
+    # What the judge said of the inputs (`input_modified:0`, `input_update_wrong:1`), for the in-place rules.
+    input_effects: tuple[str, ...] = ()
 
     @classmethod
     def from_reference(cls, reference_source: str, report: dict[str, Any] | None = None) -> RuleContext:
@@ -51,6 +53,7 @@ class RuleContext:
             _static_init_args(reference_source),
             _reference_dtype(report or {}),
             json.dumps(crash, sort_keys=True, default=str) if crash else "",
+            _input_effects(report or {}),
         )
 
     @property
@@ -81,8 +84,25 @@ class RuleContext:
                     return out
         return {}
 
+    def inputs_with(self, effect: str) -> list[int]:
+        """Positions of the inputs reported with `effect` (`input_modified`, `input_update_wrong`)."""
+        return sorted({int(e.split(":", 1)[1]) for e in self.input_effects if e.split(":", 1)[0] == effect})
+
     def mentions(self, text: str) -> bool:
         return text in self.reference_source
+
+
+def _input_effects(report: Any) -> tuple[str, ...]:
+    if not isinstance(report, dict):
+        return ()
+    found = {
+        rel
+        for case in report.get("cases") or []
+        if isinstance(case, dict) and case.get("counted", True)
+        for rel in case.get("relationships") or []
+        if isinstance(rel, str) and re.fullmatch(r"input_(modified|update_wrong):\d+", rel)
+    }
+    return tuple(sorted(found))
 
 
 def _reference_dtype(report: Any) -> str:
