@@ -181,3 +181,14 @@ def test_committed_manifest_builds_from_the_snapshot(tmp_path: Path, corpus: str
     if corpus == "realworld":  # near-misses run, so their candidates parse (a crash's may not)
         for folder in folders:
             load_problem(folder)
+
+
+def test_builder_ties_an_index_range_to_the_axis_it_indexes() -> None:
+    inputs = build._Inputs()
+    source = inputs.tensor({"t": "tensor", "shape": [10, 512], "dtype": "float32", "min": -3.0, "max": 3.0})
+    index = inputs.tensor({"t": "tensor", "shape": [10], "dtype": "int64", "min": 0.0, "max": 9.0})
+    labels = inputs.tensor({"t": "tensor", "shape": [10], "dtype": "int64", "min": 0.0, "max": 3.0})
+    assert (source, index, labels) == ("x0", "x1", "x2")
+    # Indices over all 10 rows shrink with SIZE0 when a smaller shape is derived; four labels stay four.
+    assert inputs.exprs[1] == "torch.randint(0, SIZE0, (SIZE0,), dtype=torch.int64)"
+    assert inputs.exprs[2] == "torch.randint(0, 4, (SIZE0,), dtype=torch.int64)"

@@ -218,7 +218,10 @@ class _Inputs:
             else:
                 expr = f"torch.rand({shape_t}) > 0.5"
         elif "int" in spec["dtype"]:
-            expr = f"torch.randint({int(lo)}, {int(hi) + 1}, {shape_t}, dtype={dtype})"
+            # Indices over a whole axis (0 .. size-1) follow that size, so a smaller derived shape keeps
+            # them in range; other integer ranges (labels, flags, counts) keep their literal bounds.
+            upper = self.sizes.get(int(hi) + 1) if int(lo) == 0 and int(hi) + 1 >= 8 else None
+            expr = f"torch.randint({int(lo)}, {upper or int(hi) + 1}, {shape_t}, dtype={dtype})"
         elif spec.get("spd"):
             self.helpers.add("spd")
             expr = f"_spd({shape_t}, {dtype})"
