@@ -158,3 +158,14 @@ def test_a_result_returned_instead_of_written_is_repaired_and_passes_the_gate(tm
     result = run(problem(tmp_path, DESTINATION_REFERENCE, NEW_TENSOR), tmp_path)
     assert result.status == "repaired" and result.integrity["verdict"] == "clean", result.stop_reason
     assert result.attempts[-1]["rule"] == "write_back_update"
+
+
+def test_the_result_takes_a_name_forward_does_not_use() -> None:
+    head = "    def forward(self, out, x):\n"
+    busy = NEW_TENSOR.replace(head, head + "        result = updated = x\n")
+    [rewrite] = propose(busy, ["write_back_update"], context("input_update_wrong:0"))
+    assert changed(busy, rewrite.source) == [
+        "kmedic_result = leaky(x)", "out.copy_(kmedic_result)", "return kmedic_result"
+    ]
+    taken = busy.replace("result = updated = x", "result = updated = kmedic_result = x")
+    assert propose(taken, ["write_back_update"], context("input_update_wrong:0")) == []

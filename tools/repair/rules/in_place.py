@@ -80,7 +80,9 @@ def write_back_update(tree: Tree, fn: cst.FunctionDef, context: RuleContext | No
         return
     assert ret.value is not None
     value = tree.code(ret.value)
-    result = next(n for n in ("result", "updated", "kmedic_result") if n not in _names(fn))
+    result = next((n for n in ("result", "updated", "kmedic_result") if n not in _names(fn)), None)
+    if result is None:
+        return
     at = next(i for i, s in enumerate(block.body) if s is line_stmt)
     for name in _input_params(fn, "input_update_wrong", context):
         if value.strip() == name:
