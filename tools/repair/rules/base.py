@@ -426,6 +426,14 @@ def _kernels(module: cst.Module) -> list[cst.FunctionDef]:
     return out
 
 
+_DOCSTRING = m.SimpleStatementLine(body=[m.Expr(m.SimpleString() | m.ConcatenatedString())])
+
+
+def _after_docstring(body: cst.IndentedBlock) -> int:
+    """Index of the first statement of `body` after its docstring: where a prologue goes."""
+    return 1 if body.body and m.matches(body.body[0], _DOCSTRING) else 0
+
+
 def _params(fn: cst.FunctionDef) -> list[cst.Param]:
     p = fn.params
     return [*p.posonly_params, *p.params, *p.kwonly_params]

@@ -18,13 +18,12 @@ from kernel_medic.tools.repair.rules.base import (
     Edit,
     RuleContext,
     Tree,
+    _after_docstring,
     _names,
     _params,
     rule,
     rules_of,
 )
-
-_DOCSTRING = m.SimpleStatementLine(body=[m.Expr(m.SimpleString() | m.ConcatenatedString())])
 
 
 def _input_params(fn: cst.FunctionDef, effect: str, context: RuleContext | None) -> list[str]:
@@ -48,7 +47,7 @@ def clone_modified_input(tree: Tree, fn: cst.FunctionDef, context: RuleContext |
     body = fn.body
     if not isinstance(body, cst.IndentedBlock):
         return
-    at = 1 if body.body and m.matches(body.body[0], _DOCSTRING) else 0
+    at = _after_docstring(body)
     line = tree.line(body.body[at]) if at < len(body.body) else tree.line(fn)
     for name in _input_params(fn, "input_modified", context):
         new_body = body.with_changes(

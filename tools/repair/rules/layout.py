@@ -11,6 +11,7 @@ from kernel_medic.tools.repair.rules.base import (
     Edit,
     RuleContext,
     Tree,
+    _after_docstring,
     _arg,
     _calls,
     _constexpr_params,
@@ -53,8 +54,7 @@ def contiguous_inputs(tree: Tree, fn: cst.FunctionDef, context: RuleContext | No
         if p.name.value not in already
         and not (p.annotation and _dotted(p.annotation.annotation) in _SCALAR_TYPES)
     ]
-    docstring = m.SimpleStatementLine(body=[m.Expr(m.SimpleString() | m.ConcatenatedString())])
-    at = 1 if body.body and m.matches(body.body[0], docstring) else 0
+    at = _after_docstring(body)
     line = tree.line(body.body[at]) if at < len(body.body) else tree.line(fn)
     groups = [[x] for x in todo] + ([todo] if len(todo) > 1 else [])
     for group in groups:
