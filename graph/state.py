@@ -54,6 +54,7 @@ class RepairState(TypedDict, total=False):
     rule_ids: list[str]  # offline rewrite rules in the order the patterns and hypotheses suggest
     instrumentation: Annotated[list[dict[str, Any]], operator.add]
     integrity: dict[str, Any]
+    refused_source: str  # the last passing version the gate refused (patch may take it without its checks)
     feedback: str  # the last failure or audit finding, for the next patch
     distilled: dict[str, Any]
     # -- counters (reducers, so every node only reports its own increments) --

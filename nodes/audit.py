@@ -10,6 +10,7 @@ from kernel_medic.graph.runtime import config_of, evaluator_for, problem_for, tr
 from kernel_medic.graph.state import RepairState
 from kernel_medic.tools.integrity.gate import audit as run_audit
 from kernel_medic.tools.integrity.static_checks import Finding, static_findings, verdict
+from kernel_medic.tools.repair.host_checks import after_refusal
 
 
 @traced("audit")
@@ -60,8 +61,10 @@ def audit(state: RepairState) -> dict[str, Any]:
     feedback = "The integrity gate refused the last passing version: " + "; ".join(
         f"{f.rule} at line {f.line}: {f.evidence}" for f in findings
     )
-    delta = {"integrity": integrity, "pending": None, "feedback": feedback}
-    if outcome == "cheat" and source == state.get("original_source"):
+    delta = {"integrity": integrity, "pending": None, "feedback": feedback, "refused_source": source}
+    # Host compute only in the wrapper's own input checks is no cheat to give up on: patch drops them.
+    checks_only = after_refusal(source, integrity["findings"]) is not None
+    if outcome == "cheat" and source == state.get("original_source") and not checks_only:
         # The candidate as given already passes every test and is a cheat (it computes on the host, never
         # launches its kernel...): no small edit turns that into an honest kernel, so stop instead of patching
         # around it until a budget ends the run.

@@ -24,6 +24,7 @@ from kernel_medic.tools.integrity.static_checks import (
     introduces_foreign_trip_count,
 )
 from kernel_medic.tools.repair.crash_patcher import CrashPatcher
+from kernel_medic.tools.repair.host_checks import after_refusal
 from kernel_medic.tools.repair.llm_patch import LLMBudget, LLMOptions, LLMOutcome, LLMPatcher
 from kernel_medic.tools.repair.patchers import (
     PROPOSAL_BUDGET_S,
@@ -31,6 +32,7 @@ from kernel_medic.tools.repair.patchers import (
     OfflinePatcher,
     PatchOutcome,
     PatchRequest,
+    Proposal,
 )
 from kernel_medic.tools.repair.search import full_report, screening_tier
 from kernel_medic.tools.trace import append_event, source_hash
@@ -40,6 +42,9 @@ from kernel_medic.tools.trace import append_event, source_hash
 def patch(state: RepairState) -> dict[str, Any]:
     config = config_of(state)
     trace_path = state.get("trace_path")
+    retry = _without_refused_checks(state)
+    if retry is not None:
+        return _delta(PatchOutcome(retry), state)
 
     def llm() -> LLMPatcher:
         model = chat_model_for(config, trace_path)
@@ -116,6 +121,22 @@ def patch(state: RepairState) -> dict[str, Any]:
             request, state.get("no_progress", 0)
         )
     return _delta(outcome, state)
+
+
+def _without_refused_checks(state: RepairState) -> Proposal | None:
+    """The passing version the gate just refused for host compute, without the wrapper's input checks that
+    computed (tried once: the gate judges it like any other passing version)."""
+    refused = state.get("refused_source")
+    integrity = state.get("integrity") or {}
+    if not refused or integrity.get("verdict") in (None, "clean"):
+        return None
+    found = after_refusal(refused, integrity.get("findings") or [])
+    if found is None or source_hash(found[0]) in set(state.get("seen_hashes") or []):
+        return None
+    source, lines = found
+    where = ", ".join(str(n) for n in lines)
+    description = f"drop the host-side input checks the gate counted as host compute (line {where})"
+    return Proposal(source, "offline", "host_compute", "drop_host_checks", description)
 
 
 def _offline(state: RepairState, mutations: bool) -> OfflinePatcher:
