@@ -68,8 +68,13 @@ def test_only_a_refusal_for_host_compute_alone_is_answered() -> None:
     host = {"rule": "host_compute", "severity": "cheat", "line": at, "evidence": "aten gt"}
     note = {"rule": "host_epilogue", "severity": "note", "line": 0, "evidence": ""}
     assert after_refusal(WRAPPER, [host, note]) is not None
-    other = {"rule": "output_reuse", "severity": "cheat", "line": at, "evidence": ""}
-    assert after_refusal(WRAPPER, [host, other]) is None
+    # The static findings of the same check's compute go with it.
+    static = {"rule": "torch_compute", "severity": "cheat", "line": at, "evidence": "torch.gt"}
+    assert after_refusal(WRAPPER, [host, static, note]) is not None
+    elsewhere = {"rule": "no_kernel_launch", "severity": "cheat", "line": line_of("y = torch.empty_like(x)")}
+    assert after_refusal(WRAPPER, [host, elsewhere]) is None
+    assert after_refusal(WRAPPER, [host, {"rule": "input_modified", "severity": "cheat", "line": 0}]) is None
+    assert after_refusal(WRAPPER, [static]) is None  # no host compute: not this refusal
     assert after_refusal(WRAPPER, [note]) is None
 
 

@@ -16,10 +16,11 @@ from kernel_medic.tools.integrity.vocabulary import is_kernel
 
 
 def after_refusal(source: str, findings: list[dict[str, Any]]) -> tuple[str, list[int]] | None:
-    """For a refusal whose every finding is host compute (notes aside), the refused `source` without the
-    checks those findings are in (see `without_host_checks`); None for any other refusal."""
+    """For a refusal whose every finding (notes aside) points into the wrapper's input checks and one of
+    them is host compute, the refused `source` without those checks (see `without_host_checks`); None for
+    any other refusal. The static findings at a check's line (`torch_compute`) name the same compute."""
     refusing = [f for f in findings if f.get("severity") != "note"]
-    if not refusing or any(f.get("rule") != "host_compute" for f in refusing):
+    if not any(f.get("rule") == "host_compute" for f in refusing):
         return None
     return without_host_checks(source, [int(f.get("line") or 0) for f in refusing])
 
