@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from kernel_medic.tools.integrity.vocabulary import is_kernel
+from kernel_medic.tools.evaluation.crashes import kernel_names
 
 
 def after_refusal(source: str, findings: list[dict[str, Any]]) -> tuple[str, list[int]] | None:
@@ -25,13 +25,13 @@ def after_refusal(source: str, findings: list[dict[str, Any]]) -> tuple[str, lis
     return without_host_checks(source, [int(f.get("line") or 0) for f in refusing])
 
 
-def _checks(tree: ast.Module) -> list[ast.stmt]:
-    """Host-side `assert`s and raise-only `if`s, at any depth outside jitted functions."""
+def _checks(tree: ast.Module, kernels: set[str]) -> list[ast.stmt]:
+    """Host-side `assert`s and raise-only `if`s, at any depth outside the `kernels` (jitted functions)."""
     found: list[ast.stmt] = []
 
     def visit(body: list[ast.stmt]) -> None:
         for stmt in body:
-            if isinstance(stmt, ast.FunctionDef) and is_kernel(stmt):
+            if isinstance(stmt, ast.FunctionDef) and stmt.name in kernels:
                 continue
             if isinstance(stmt, ast.Assert) or _raise_only(stmt):
                 found.append(stmt)
@@ -62,7 +62,7 @@ def without_host_checks(source: str, lines: list[int]) -> tuple[str, list[int]] 
     if not lines or any(ln <= 0 for ln in lines):  # a finding with no line cannot be placed
         return None
     wanted = sorted(set(lines))
-    checks = _checks(tree)
+    checks = _checks(tree, kernel_names(source))
     drop: list[ast.stmt] = []
     for ln in wanted:
         holder = next((c for c in checks if c.lineno <= ln <= (c.end_lineno or c.lineno)), None)
