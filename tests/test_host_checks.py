@@ -73,7 +73,9 @@ def test_only_a_refusal_for_host_compute_alone_is_answered() -> None:
     assert after_refusal(WRAPPER, [host, static, note]) is not None
     elsewhere = {"rule": "no_kernel_launch", "severity": "cheat", "line": line_of("y = torch.empty_like(x)")}
     assert after_refusal(WRAPPER, [host, elsewhere]) is None
-    assert after_refusal(WRAPPER, [host, {"rule": "input_modified", "severity": "cheat", "line": 0}]) is None
+    # A finding with no line is what the blocked check caused (the held-back run stopped there).
+    unplaced = {"rule": "input_modified", "severity": "suspicious", "line": 0, "evidence": ""}
+    assert after_refusal(WRAPPER, [host, unplaced]) is not None
     assert after_refusal(WRAPPER, [static]) is None  # no host compute: not this refusal
     assert after_refusal(WRAPPER, [note]) is None
 

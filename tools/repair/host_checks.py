@@ -16,13 +16,16 @@ from kernel_medic.tools.evaluation.crashes import kernel_names
 
 
 def after_refusal(source: str, findings: list[dict[str, Any]]) -> tuple[str, list[int]] | None:
-    """For a refusal whose every finding (notes aside) points into the wrapper's input checks and one of
-    them is host compute, the refused `source` without those checks (see `without_host_checks`); None for
-    any other refusal. The static findings at a check's line (`torch_compute`) name the same compute."""
+    """For a refusal with host compute whose every placed finding (notes aside) points into the wrapper's
+    input checks, the refused `source` without those checks (see `without_host_checks`); None for any
+    other refusal. The static findings at a check's line (`torch_compute`) name the same compute; a finding
+    with no line (`input_modified`: the held-back run stopped at the blocked check before its update) is
+    what the blocked compute caused. The gate judges the version without the checks from scratch."""
     refusing = [f for f in findings if f.get("severity") != "note"]
     if not any(f.get("rule") == "host_compute" for f in refusing):
         return None
-    return without_host_checks(source, [int(f.get("line") or 0) for f in refusing])
+    placed = [int(f.get("line") or 0) for f in refusing]
+    return without_host_checks(source, [ln for ln in placed if ln > 0])
 
 
 def _checks(tree: ast.Module, kernels: set[str]) -> list[ast.stmt]:
