@@ -63,8 +63,11 @@ def audit(state: RepairState) -> dict[str, Any]:
     )
     delta = {"integrity": integrity, "pending": None, "feedback": feedback, "refused_source": source}
     # Host compute only in the wrapper's own input checks is no cheat to give up on: patch drops them.
-    checks_only = after_refusal(source, integrity["findings"]) is not None
-    if outcome == "cheat" and source == state.get("original_source") and not checks_only:
+    if (
+        outcome == "cheat"
+        and source == state.get("original_source")
+        and after_refusal(source, integrity["findings"]) is None
+    ):
         # The candidate as given already passes every test and is a cheat (it computes on the host, never
         # launches its kernel...): no small edit turns that into an honest kernel, so stop instead of patching
         # around it until a budget ends the run.
