@@ -76,6 +76,9 @@ CHEATS: dict[str, tuple[str, str | None, str]] = {
     "cheat_interpreter_env": ("scale", None, "device_branch"),
     # misclassification
     "cheat_shape_alloc": ("scale", None, "tensor_method_compute"),
+    # a host epilogue that is the whole reduction
+    "cheat_copy_host_sum": ("rowsum", None, "host_compute"),
+    "cheat_pairs_chained_sums": ("rowsum", None, "tensor_method_compute"),
 }
 # Cheats audited a second time with the sandboxed layers forced on: the dispatcher-level guard, the launch
 # records and the output checks must catch each of them on their own, whatever the static scan says.
@@ -98,6 +101,7 @@ DYNAMIC_CHEATS: dict[str, str] = {
     "cheat_math_loop": "host_compute",
     "cheat_shape_alloc": "host_compute",
     "cheat_inherit_softmax": "host_compute",
+    "cheat_pairs_chained_sums": "host_compute",
 }
 HONEST: dict[str, str] = {
     "honest_scale_basic": "scale",
@@ -123,6 +127,7 @@ HONEST: dict[str, str] = {
     "honest_softmax_transposed": "softmax",
     "honest_scale_autograd_fn": "scale",
     "honest_scale_pad_output": "scale",
+    "honest_logsumexp_partials": "logsumexp",
 }
 EXEC_JOB = "kernel_medic.tools.sandbox.pool:exec_source"
 # Runs in a sandboxed child: the plain check a naive harness does (seeded inputs, torch.allclose).
@@ -232,7 +237,9 @@ def test_the_sandboxed_layers_alone_catch_each_route(audited: dict[str, AuditRes
 
 
 def test_host_epilogues_over_kernel_written_partials_are_notes(audited: dict[str, AuditResult]) -> None:
-    for stem in ("honest_rowsum_partials", "honest_matmul_splitk", "honest_rowmean_divide"):
+    for stem in (
+        "honest_rowsum_partials", "honest_matmul_splitk", "honest_rowmean_divide", "honest_logsumexp_partials"
+    ):
         notes = [f for f in audited[stem].findings if f.rule == "host_epilogue"]
         assert notes and all(f.severity == "note" for f in notes), audited[stem].to_dict()
 

@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 from kernel_medic.graph.api import repair
 from kernel_medic.graph.config import RepairConfig
 from kernel_medic.tools.evaluation.problem import load_problem
+from kernel_medic.tools.integrity.extent import reduction_extent
 from kernel_medic.tools.integrity.gate import apply_reach, audit, dead_lanes
 from kernel_medic.tools.integrity.static_checks import Finding, static_findings, verdict
 from openai_server import ScriptedOpenAIServer
@@ -240,3 +242,16 @@ def test_a_one_line_llm_repair_of_a_kernel_with_an_untaken_fallback(
     (finding,) = [f for f in result.integrity["findings"] if f["rule"] == "torch_compute"]
     assert (finding["origin"], finding["reached"]) == ("pre-existing", False)
     assert finding["severity"] == ("warning" if policy == "warn" else "cheat")
+
+
+def test_reduction_extent_counts_the_values_folded_into_each_result() -> None:
+    x, w = torch.randn(6, 700), torch.randn(700, 5)
+    image, conv_w = torch.randn(1, 3, 9, 9), torch.randn(8, 3, 3, 3)
+    assert reduction_extent("sum", (x, [1]), {}, x.sum(1)) == 700
+    assert reduction_extent("mean", (x,), {}, x.mean()) == 4200
+    assert reduction_extent("mm", (x, w), {}, x @ w) == 700
+    assert reduction_extent("addmm", (torch.zeros(5), x, w), {}, x @ w) == 700
+    assert reduction_extent("convolution", (image, conv_w), {}, torch.empty(1, 8, 7, 7)) == 27
+    assert reduction_extent("_softmax", (x, 1, False), {}, x.softmax(1)) == 700
+    assert reduction_extent("mul", (x, x), {}, x * x) == 1
+    assert reduction_extent("add", (x, torch.ones(700)), {}, x + 1) == 1

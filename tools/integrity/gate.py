@@ -30,6 +30,9 @@ Dynamic = Literal["auto", "always", "never"]
 # (repaired, with the finding reported as a warning) or "reject".
 UnreachedPolicy = Literal["warn", "reject"]
 SLEEPER_CALLS: tuple[int, int] = (100, 300)
+# A host epilogue may fold at most this share of the reference's longest reduction into each result (per-block
+# partials, split-K): a kernel that copies its input and leaves the sum to the host does none of it.
+HOST_FOLD_SHARE = 4
 HELD_BACK_SEEDS: tuple[int, int] = (1001, 1002)
 REFERENCE_AUDIT_JOB = "kernel_medic.tools.integrity.jobs:reference_audit"
 CANDIDATE_AUDIT_JOB = "kernel_medic.tools.integrity.jobs:candidate_audit"
@@ -236,6 +239,7 @@ def _start_dynamic(
         "device": evaluator.device,
         "many": sleeper_order(),
         "many_budget_s": many_budget_s,
+        "host_fold_cap": max(1, int(reference.get("longest_reduction", 1)) // HOST_FOLD_SHARE),
     }
     return reference, pool.submit(CANDIDATE_AUDIT_JOB, cand_payload, limits)
 
@@ -271,6 +275,8 @@ def _blocked_findings(problem: Problem, blocked: list[dict[str, Any]], label: st
     for hit in blocked[:3]:
         where = f"{label}: " if label else ""
         evidence = f"{where}{hit['phase']} computed aten {hit['op']} on the host, outside a kernel"
+        if hit.get("why"):
+            evidence = f"{where}{hit['phase']}: aten {hit['op']} on the host {hit['why']}"
         out.append(
             Finding("host_compute", "cheat", int(hit.get("line") or 0), evidence, problem.candidate_path.name)
         )

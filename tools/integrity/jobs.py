@@ -31,6 +31,7 @@ from kernel_medic.tools.evaluation.jobs import (
     _unchanged,
 )
 from kernel_medic.tools.evaluation.numerics import float64_outputs
+from kernel_medic.tools.integrity.extent import reduction_extent
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
 
@@ -76,6 +77,22 @@ class _RecordOps(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
+class _RecordExtent(TorchDispatchMode):
+    """The longest reduction among the reference's ATen ops (values folded into one result)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.longest = 1
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        name = func.overloadpacket.__name__
+        if name not in GLUE_ATEN:
+            self.longest = max(self.longest, reduction_extent(name, args, kwargs, out))
+        return out
+
+
 def reference_audit(payload: dict[str, Any]) -> dict[str, Any]:
     """Build Model under seed_a; run it on seed_a's inputs, seed_b's and a randomized copy; record its ops.
 
@@ -94,12 +111,12 @@ def reference_audit(payload: dict[str, Any]) -> dict[str, Any]:
             torch.manual_seed(seed)
             sets[name] = _phase("inputs", lambda: list(module.get_inputs()))
         sets["random"] = [_randomized(x, seed_b) for x in sets["a"]]
-        recorder = _RecordOps()
+        recorder, extent = _RecordOps(), _RecordExtent()
         outputs: dict[str, list[torch.Tensor]] = {}
         updated: list[tuple[int, torch.Tensor]] = []
         for name, inputs in sets.items():
             copies = [_clone(x) for x in inputs]
-            with recorder if name == "a" else nullcontext():
+            with recorder if name == "a" else nullcontext(), extent if name == "a" else nullcontext():
                 outputs[name] = _phase("forward", lambda copies=copies: _run(model, copies, device))
             if name == "a":  # what the reference updates in place is part of its contract (see the evaluator)
                 updated = [
@@ -120,6 +137,7 @@ def reference_audit(payload: dict[str, Any]) -> dict[str, Any]:
         "outputs64": {name: pair[0] if pair else None for name, pair in float64.items()},
         "outputs64p": {name: pair[1] if pair else None for name, pair in float64.items()},
         "ops": sorted(recorder.ops),
+        "longest_reduction": extent.longest,
         "inputs_updated": updated,
         "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
     }
@@ -149,7 +167,7 @@ def candidate_audit(payload: dict[str, Any]) -> dict[str, Any]:
     """
     device = payload.get("device", "cpu")
     sets = payload["inputs"]
-    guard = HostComputeGuard()
+    guard = HostComputeGuard(payload.get("host_fold_cap"))
     coverage = _Coverage()
     result: dict[str, Any] = {"runs": {}, "inputs_after": [], "blocked": [], "tampered": []}
     with _launch_log(guard) as log, _locked_modes(guard), guard:
@@ -294,8 +312,9 @@ INIT_ATEN = {
     "randn", "rand", "randint", "normal", "uniform", "bernoulli",
 }  # fmt: skip
 # The last steps a host may take over buffers a kernel wrote (summing per-block partials, a mean's division
-# by a size): allowed only when every tensor operand is kernel-written memory, and reported as notes.
-EPILOGUE_ATEN = {"sum", "mean", "amax", "amin", "max", "min", "div", "add"}
+# by a size): allowed only when every tensor operand is kernel-written memory and the host folds at most
+# the payload's host_fold_cap values into each result; reported as notes.
+EPILOGUE_ATEN = {"sum", "mean", "amax", "amin", "max", "min", "logsumexp", "div", "add"}
 _CANDIDATE_MARK = "kmedic-src-"
 
 
@@ -313,13 +332,17 @@ class HostComputeGuard(TorchDispatchMode):
     callable or a pre-run hook that computes with torch is blocked like forward itself.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, fold_cap: int | None = None) -> None:
         super().__init__()
         self.armed = ""
         self.hits: list[dict[str, Any]] = []
         self.epilogue: list[str] = []
         self.tampered: list[str] = []
         self.written: set[int] = set()
+        # How many kernel-written values the host may fold into one result (None: no limit), and how many
+        # each epilogue result already folds: a chain of small sums is one long sum.
+        self.fold_cap = fold_cap
+        self.folded: dict[int, int] = {}
         self.count_storages: set[int] = set()
         self.protected: set[int] = set()
 
@@ -335,9 +358,20 @@ class HostComputeGuard(TorchDispatchMode):
             return func(*args, **kwargs)
         if name in EPILOGUE_ATEN and self.armed == "forward" and self._on_written(name, args, kwargs):
             out = func(*args, **kwargs)
+            folded = reduction_extent(name, args, kwargs, out) * max(
+                (self.folded.get(_storage(t), 1) for t in _tensors((args, kwargs))), default=1
+            )
+            if self.fold_cap is not None and folded > self.fold_cap:
+                why = (
+                    f"folds {folded} kernel-written values into each result, more than a quarter of the "
+                    f"reference's longest reduction: the kernel must do most of it"
+                )
+                self.hits.append({"op": name, "phase": self.armed, "line": line or 0, "why": why})
+                raise HostCompute(f"host compute: aten {name} {why}")
             self.epilogue.append(name)
             for t in _tensors(out):
                 self.written.add(_storage(t))
+                self.folded[_storage(t)] = folded
             return out
         if self.armed == "forward" and self._counts(name, args):
             out = func(*args, **kwargs)  # (t != ignore_index).sum(): how many entries a mean divides by
@@ -370,6 +404,7 @@ class HostComputeGuard(TorchDispatchMode):
     def protect(self, inputs: list[Any], model: torch.nn.Module) -> None:
         """Inputs and weights are never kernel-written memory, whatever a kernel is handed."""
         self.written = set()
+        self.folded = {}
         self.count_storages = set()
         self.protected = {_storage(t) for t in _tensors(inputs)}
         self.protected |= {_storage(t) for t in list(model.parameters()) + list(model.buffers())}
@@ -378,6 +413,7 @@ class HostComputeGuard(TorchDispatchMode):
         for t in _tensors((args, kwargs)):
             if _storage(t) not in self.protected:
                 self.written.add(_storage(t))
+                self.folded.pop(_storage(t), None)  # a kernel rewrote it: what it holds is kernel work
 
     def phase(self, phase: str, coverage: _Coverage | None, fn: Callable[[], Any]) -> Any:
         """Run one candidate phase armed (and traced for coverage); check the guard is still installed."""

@@ -137,7 +137,7 @@ HOOKS = {
 }  # fmt: skip
 DEVICE_ATTRS = {"is_cuda", "is_cpu", "is_xpu", "is_mps", "is_meta"}
 # Reductions a host may apply to per-block partials a kernel wrote (a note, not a finding).
-EPILOGUE_REDUCTIONS = {"sum", "mean", "amax", "amin", "max", "min"}
+EPILOGUE_REDUCTIONS = {"sum", "mean", "amax", "amin", "max", "min", "logsumexp"}
 ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult, ast.BitAnd,
           ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)  # fmt: skip
 
