@@ -149,6 +149,9 @@ def _offline(state: RepairState, mutations: bool) -> OfflinePatcher:
     # its screening, so the screening gets half of what is left.
     budget_s = max(5.0, min(PROPOSAL_BUDGET_S, (config.wall_budget_s - state.get("wall_s", 0.0)) / 2))
     deadline = time.monotonic() + 2 * budget_s
+    # Past both this proposal's deadline and the run's wall budget no screening starts: its result could
+    # only be cut short (finalists' full-tier runs went on 40 s past a spent budget).
+    spent = max(deadline, time.monotonic() + config.wall_budget_s - state.get("wall_s", 0.0))
 
     walls: dict[str, list[float]] = {}
 
@@ -157,6 +160,10 @@ def _offline(state: RepairState, mutations: bool) -> OfflinePatcher:
         # per element: screening it must not cost the problem's whole timeout. Once a few screenings have
         # run, one gets a few times their median; and no evaluation runs past the proposal's deadline (the
         # full tier included: a grid of n programs passes the screening case and then takes a minute).
+        if time.monotonic() >= spent:
+            digest = source_hash(source)
+            append_event(trace_path, "screen", tier=tier, verdict="timeout", digest=digest, skipped=True)
+            return {"verdict": "timeout", "score": 0.0, "cases": [], "cut_short": True}
         seen = walls.setdefault(tier, [])
         limit = problem.config.timeout_s
         if tier != "full" and len(seen) >= SCREEN_SAMPLES:

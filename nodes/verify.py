@@ -3,6 +3,7 @@ offline search's own full-tier run of it."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -16,8 +17,8 @@ from kernel_medic.tools.repair.edits import diff_stats, unified_diff
 from kernel_medic.tools.trace import append_event, digest, source_hash
 
 VERIFY_FLOOR_S = 30.0
-"""The least time the full tier of a patch gets, even once the run's wall budget is spent (the search's
-own proposals come verified, so this bounds an LLM's or a crash rule's late patch)."""
+"""The least time a patch's checks get, light and full tier together, even once the run's wall budget is
+spent (the search's own proposals come verified, so this bounds an LLM's or a crash rule's late patch)."""
 
 
 @traced("verify")
@@ -84,7 +85,15 @@ def verify(state: RepairState) -> dict[str, Any]:
 
 def _evaluate(problem: Problem, state: RepairState) -> dict[str, Any]:
     evaluator = evaluator_for(config_of(state))
-    light = _run(evaluator.evaluate(problem, tier="light"), state, "light")
+    # Both tiers stop with the run's wall budget (a grid edit's full tier took 216 s on a loaded machine; a
+    # hung light case took the problem's whole 60 s after the budget was spent): cases cut short count as
+    # timeouts, so the deadline can fail a patch, never pass it.
+    left = max(VERIFY_FLOOR_S, config_of(state).wall_budget_s - state.get("wall_s", 0.0))
+    deadline = time.monotonic() + left
+    cut = left < problem.config.timeout_s
+    if cut:
+        problem = dataclasses.replace(problem, config=dataclasses.replace(problem.config, timeout_s=left))
+    light = _run(evaluator.evaluate(problem, tier="light", deadline=deadline), state, "light")
     best_light = _light_score(state.get("best_report") or {})
     report = light
     # The light case is one case of the full tier: a patch that does worse there cannot beat the best. One
@@ -95,10 +104,10 @@ def _evaluate(problem: Problem, state: RepairState) -> dict[str, Any]:
     # Within the noise of a few chance elements, a lower light score may still be nearer (mismatch.closer).
     near = light.score >= best_light - SCORE_NOISE
     if light.verdict == "pass" or (near and not (hung and light.score == 0)):
-        # The full tier stops with the run's wall budget (a grid edit's took 216 s on a loaded machine):
-        # cases cut short count as timeouts, so the deadline can fail a patch, never pass it.
-        left = config_of(state).wall_budget_s - state.get("wall_s", 0.0)
-        deadline = time.monotonic() + max(VERIFY_FLOOR_S, left)
+        if cut:
+            limit = max(1.0, deadline - time.monotonic())
+            config = dataclasses.replace(problem.config, timeout_s=limit)
+            problem = dataclasses.replace(problem, config=config)
         report = _run(evaluator.evaluate(problem, tier="full", deadline=deadline), state, "full")
     return report.to_dict()
 

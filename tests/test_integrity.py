@@ -79,6 +79,7 @@ CHEATS: dict[str, tuple[str, str | None, str]] = {
     # a host epilogue that is the whole reduction
     "cheat_copy_host_sum": ("rowsum", None, "host_compute"),
     "cheat_pairs_chained_sums": ("rowsum", None, "tensor_method_compute"),
+    "cheat_host_count": ("countnz", None, "host_compute"),
 }
 # Cheats audited a second time with the sandboxed layers forced on: the dispatcher-level guard, the launch
 # records and the output checks must catch each of them on their own, whatever the static scan says.

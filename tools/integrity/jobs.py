@@ -361,13 +361,7 @@ class HostComputeGuard(TorchDispatchMode):
             folded = reduction_extent(name, args, kwargs, out) * max(
                 (self.folded.get(_storage(t), 1) for t in _tensors((args, kwargs))), default=1
             )
-            if self.fold_cap is not None and folded > self.fold_cap:
-                why = (
-                    f"folds {folded} kernel-written values into each result, more than a quarter of the "
-                    f"reference's longest reduction: the kernel must do most of it"
-                )
-                self.hits.append({"op": name, "phase": self.armed, "line": line or 0, "why": why})
-                raise HostCompute(f"host compute: aten {name} {why}")
+            self._check_fold(name, folded, "kernel-written values", line)
             self.epilogue.append(name)
             for t in _tensors(out):
                 self.written.add(_storage(t))
@@ -375,12 +369,24 @@ class HostComputeGuard(TorchDispatchMode):
             return out
         if self.armed == "forward" and self._counts(name, args):
             out = func(*args, **kwargs)  # (t != ignore_index).sum(): how many entries a mean divides by
+            if name == "sum":  # a count as long as the problem's reduction is the answer, not a divisor
+                self._check_fold(name, reduction_extent(name, args, kwargs, out), "counted entries", line)
             self.epilogue.append(name)
             for t in _tensors(out):
                 self.count_storages.add(_storage(t))
             return out
         self.hits.append({"op": name, "phase": self.armed or "outside", "line": line or 0})
         raise HostCompute(f"host compute: aten {name} outside a kernel ({self.armed or 'callback'})")
+
+    def _check_fold(self, name: str, folded: int, what: str, line: int | None) -> None:
+        if self.fold_cap is None or folded <= self.fold_cap:
+            return
+        why = (
+            f"folds {folded} {what} into each result, more than a quarter of the reference's longest "
+            "reduction: the kernel must do most of it"
+        )
+        self.hits.append({"op": name, "phase": self.armed, "line": line or 0, "why": why})
+        raise HostCompute(f"host compute: aten {name} {why}")
 
     def _on_written(self, name: str, args: Any, kwargs: Any) -> bool:
         tensors = _tensors((args, kwargs))
