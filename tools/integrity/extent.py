@@ -20,13 +20,14 @@ _BIASED_CONTRACTIONS = {"addmm", "addbmm", "baddbmm", "addmv"}
 _ALONG_DIM = {"_softmax", "_log_softmax", "softmax", "log_softmax", "cumsum", "cumprod", "logcumsumexp"}
 
 
-def _tensors(obj: Any) -> list[torch.Tensor]:
+def tensors_in(obj: Any) -> list[torch.Tensor]:
+    """Every tensor in a nest of lists, tuples and dicts (an op's arguments or results)."""
     if isinstance(obj, torch.Tensor):
         return [obj]
     if isinstance(obj, (list, tuple)):
-        return [t for item in obj for t in _tensors(item)]
+        return [t for item in obj for t in tensors_in(item)]
     if isinstance(obj, dict):
-        return [t for item in obj.values() for t in _tensors(item)]
+        return [t for item in obj.values() for t in tensors_in(item)]
     return []
 
 
@@ -41,8 +42,8 @@ def reduction_extent(name: str, args: Any, kwargs: dict[str, Any], out: Any) -> 
     if name in _ALONG_DIM and args and isinstance(args[0], torch.Tensor):
         dim = args[1] if len(args) > 1 and isinstance(args[1], int) else kwargs.get("dim", -1)
         return int(args[0].shape[dim]) if args[0].dim() and isinstance(dim, int) else 1
-    inputs = [t.numel() for t in _tensors((args, kwargs))]
-    outputs = [t.numel() for t in _tensors(out) if t.numel()]
+    inputs = [t.numel() for t in tensors_in((args, kwargs))]
+    outputs = [t.numel() for t in tensors_in(out) if t.numel()]
     if not inputs or not outputs:
         return 1
     return max(1, max(inputs) // min(outputs))

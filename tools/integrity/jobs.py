@@ -31,7 +31,7 @@ from kernel_medic.tools.evaluation.jobs import (
     _unchanged,
 )
 from kernel_medic.tools.evaluation.numerics import float64_outputs
-from kernel_medic.tools.integrity.extent import reduction_extent
+from kernel_medic.tools.integrity.extent import reduction_extent, tensors_in
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
 
@@ -359,11 +359,11 @@ class HostComputeGuard(TorchDispatchMode):
         if name in EPILOGUE_ATEN and self.armed == "forward" and self._on_written(name, args, kwargs):
             out = func(*args, **kwargs)
             folded = reduction_extent(name, args, kwargs, out) * max(
-                (self.folded.get(_storage(t), 1) for t in _tensors((args, kwargs))), default=1
+                (self.folded.get(_storage(t), 1) for t in tensors_in((args, kwargs))), default=1
             )
             self._check_fold(name, folded, "kernel-written values", line)
             self.epilogue.append(name)
-            for t in _tensors(out):
+            for t in tensors_in(out):
                 self.written.add(_storage(t))
                 self.folded[_storage(t)] = folded
             return out
@@ -372,7 +372,7 @@ class HostComputeGuard(TorchDispatchMode):
             if name == "sum":  # a count as long as the problem's reduction is the answer, not a divisor
                 self._check_fold(name, reduction_extent(name, args, kwargs, out), "counted entries", line)
             self.epilogue.append(name)
-            for t in _tensors(out):
+            for t in tensors_in(out):
                 self.count_storages.add(_storage(t))
             return out
         self.hits.append({"op": name, "phase": self.armed or "outside", "line": line or 0})
@@ -389,7 +389,7 @@ class HostComputeGuard(TorchDispatchMode):
         raise HostCompute(f"host compute: aten {name} {why}")
 
     def _on_written(self, name: str, args: Any, kwargs: Any) -> bool:
-        tensors = _tensors((args, kwargs))
+        tensors = tensors_in((args, kwargs))
         if name == "div" and len(tensors) == 2 and _storage(tensors[0]) in self.written:
             return _storage(tensors[1]) in self.count_storages  # a kernel's sum over a count of entries
         if not tensors or not all(_storage(t) in self.written for t in tensors):
@@ -412,11 +412,11 @@ class HostComputeGuard(TorchDispatchMode):
         self.written = set()
         self.folded = {}
         self.count_storages = set()
-        self.protected = {_storage(t) for t in _tensors(inputs)}
+        self.protected = {_storage(t) for t in tensors_in(inputs)}
         self.protected |= {_storage(t) for t in list(model.parameters()) + list(model.buffers())}
 
     def launched(self, args: Any, kwargs: Any) -> None:
-        for t in _tensors((args, kwargs)):
+        for t in tensors_in((args, kwargs)):
             if _storage(t) not in self.protected:
                 self.written.add(_storage(t))
                 self.folded.pop(_storage(t), None)  # a kernel rewrote it: what it holds is kernel work
@@ -434,16 +434,6 @@ class HostComputeGuard(TorchDispatchMode):
             self.armed = ""
             if self not in _get_current_dispatch_mode_stack():
                 self.tampered.append(f"{phase}: the host-compute guard was removed")
-
-
-def _tensors(obj: Any) -> list[torch.Tensor]:
-    if isinstance(obj, torch.Tensor):
-        return [obj]
-    if isinstance(obj, (list, tuple)):
-        return [t for item in obj for t in _tensors(item)]
-    if isinstance(obj, dict):
-        return [t for item in obj.values() for t in _tensors(item)]
-    return []
 
 
 def _storage(t: torch.Tensor) -> int:
