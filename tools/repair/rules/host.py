@@ -429,4 +429,57 @@ def reciprocal_scale(tree: Tree, fn: cst.FunctionDef, context: RuleContext | Non
         yield Edit(tree.replace(value, new_value), tree.line(node), what)
 
 
+# ---------------------------------------------------------------- pass_constructor_attribute
+
+
+def _self_attributes(module: cst.Module) -> set[str]:
+    """Attributes `ModelNew.__init__` sets on `self` (`self.negative_slope = negative_slope`)."""
+    found: set[str] = set()
+    for cls in m.findall(module, m.ClassDef(name=m.Name("ModelNew"))):
+        assert isinstance(cls, cst.ClassDef)
+        for stmt in cls.body.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__":
+                for node in m.findall(stmt.body, m.AssignTarget(target=m.Attribute(value=m.Name("self")))):
+                    assert isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Attribute)
+                    found.add(node.target.attr.value)
+    return found
+
+
+@rule(
+    "pass_constructor_attribute",
+    title="the wrapper gets the setting the model was built with, not its own default",
+    bug_class="operator_misread",
+    symptoms=("everywhere", "scattered", "all_negative", "all_positive", "constant_ratio"),
+    per="forward",
+)
+def pass_constructor_attribute(
+    tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
+) -> Iterator[Edit]:
+    """`forward` calls a host function whose parameter has a default (`negative_slope=0.01`) without
+    passing the value the constructor kept under that name (`self.negative_slope`): the default wins."""
+    attributes = _self_attributes(tree.module)
+    kernels = {k.name.value for k in _kernels(tree.module)}
+    functions = {
+        f.name.value: f
+        for f in tree.module.body
+        if isinstance(f, cst.FunctionDef) and f.name.value not in kernels
+    }
+    for call in _calls(fn.body, *functions):
+        if any(a.star for a in call.args):
+            continue
+        params = functions[_dotted(call.func) or ""].params
+        ordered = [*params.posonly_params, *params.params]
+        given = sum(1 for a in call.args if a.keyword is None)
+        bound = {p.name.value for p in ordered[:given]}
+        bound |= {a.keyword.value for a in call.args if a.keyword is not None}
+        for p in [*ordered[given:], *params.kwonly_params]:
+            name = p.name.value
+            attr = next((a for a in (name, f"_{name}") if a in attributes), None)
+            if p.default is None or name in bound or attr is None:
+                continue
+            default = tree.code(p.default)
+            what = f"ModelNew.forward: pass self.{attr} as {name} (the default {default} was used)"
+            yield tree.edit(call, _with_kwarg(call, name, f"self.{attr}"), what)
+
+
 RULES = rules_of(__name__)

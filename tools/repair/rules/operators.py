@@ -62,13 +62,26 @@ def gelu_form(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> I
     if context is not None and "gelu" in context.reference_source.lower():
         tanh = bool(re.search(r"approximate\s*=\s*['\"]tanh['\"]", context.reference_source))
         want_tanh, want_erf = tanh, not tanh
-    for _, value in _assignments(fn.body):
+    values = _values_of(fn)
+    returned = [r.value for r in m.findall(fn.body, m.Return()) if isinstance(r, cst.Return) and r.value]
+    for value in [v for _, v in _assignments(fn.body)] + returned:
         erf = _calls_ending(value, "erf")
-        is_tanh = bool(_calls_ending(value, "tanh")) or "0.044715" in _render(value)
+        # The tanh form may be spread over statements (`inner = c * (x + 0.044715 * x**3)`) and a helper
+        # (`_tanh(inner)`): look one assignment deep and at helpers named after tanh.
+        helpers = _calls_ending(value, "_tanh") + _calls_ending(value, "tanh")
+        inner = [v for n in _names(value) for v in values.get(n, [])]
+        is_tanh = bool(helpers) or any("0.044715" in _render(v) for v in [value, *inner])
         template = _GELU_TANH if erf and want_tanh else _GELU_ERF if is_tanh and want_erf else None
         if template is None:
             continue
-        xs = _vars(erf[0].args[0].value if erf else value)
+        called = {
+            c.func.value
+            for c in m.findall(value, m.Call())
+            if isinstance(c, cst.Call) and isinstance(c.func, cst.Name)
+        }
+        xs = _vars(erf[0].args[0].value if erf else value) - called
+        # Intermediates computed from the input are not the input.
+        xs = {x for x in xs if not any(_vars(v) & (xs - {x}) for v in values.get(x, []))}
         if len(xs) != 1:
             continue
         new = tree.replace(value, _expr(template.format(x=xs.pop())))
@@ -359,6 +372,28 @@ def ignore_index(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -
         wrapped = _expr(f"tl.where({targets[0]} != {ignore}, {_render(value.value)}, 0.0)")
         what = f"{fn.name.value}: ignore targets equal to {ignore}"
         yield Edit(tree.replace(value.value, wrapped), tree.line(value), what)
+
+
+# ---------------------------------------------------------------- floor_mod
+
+
+@rule(
+    "floor_mod",
+    title="the reference's floor modulo, not Triton's truncating %",
+    bug_class="operator_misread",
+    symptoms=("all_negative", "scattered", "everywhere", "shifted_mean", "heavy_tailed"),
+)
+def floor_mod(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """Triton's `%` truncates toward zero (C's fmod); `torch.remainder` and Python's `%` take the
+    divisor's sign, so a negative operand comes out one divisor off. Offered where the reference takes
+    a remainder; `((a % b) + b) % b` is the floor form for either sign of `b`."""
+    if context is None or not re.search(r"remainder|[^%\n]\s%\s", context.reference_source):
+        return
+    for node in m.findall(fn.body, m.BinaryOperation(operator=m.Modulo())):
+        assert isinstance(node, cst.BinaryOperation)
+        a, b = _render(_paren(node.left)), _render(_paren(node.right))
+        what = f"{fn.name.value}: {a} % {b} as a floor modulo, as the reference's remainder"
+        yield tree.edit(node, _expr(f"((({a} % {b}) + {b}) % {b})"), what)
 
 
 RULES = rules_of(__name__)

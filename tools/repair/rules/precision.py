@@ -20,6 +20,7 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.reduction import _edit
 
 # ---------------------------------------------------------------- fp32_accumulator
 
@@ -129,6 +130,34 @@ def dot_ieee(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
         else:
             new = tree.replace(call, _with_kwarg(call, "input_precision", '"ieee"'))
         yield Edit(new, tree.line(call), "tl.dot in full float32 precision, not TF32")
+
+
+# ---------------------------------------------------------------- drop_half_cast
+
+_HALF = ("tl.float16", "tl.bfloat16")
+
+
+@rule(
+    "drop_half_cast",
+    title="float32 values are not cast down to half precision to compute",
+    bug_class="accumulation_precision",
+    symptoms=("grows_with_magnitude", "scattered", "everywhere", "x100", "heavy_tailed"),
+)
+def drop_half_cast(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """`a.to(tl.float16)` before `tl.dot` or arithmetic (a tensor-core habit) rounds float32 data to 11
+    bits: an error of ~1e-3 everywhere. Where the reference returns float32 the casts go, all at once."""
+    if context is not None and context.output_dtype not in ("", "float32", "float64"):
+        return
+    casts = [
+        c
+        for c in m.findall(fn.body, m.Call(func=m.Attribute(attr=m.Name("to"))))
+        if isinstance(c, cst.Call) and c.args and _dotted(c.args[0].value) in _HALF
+    ]
+    if not casts:
+        return
+    new = _edit(tree, {c: (lambda node: node.func.value) for c in casts})  # type: ignore[attr-defined]
+    what = f"{fn.name.value}: no cast to half precision ({len(casts)} dropped)"
+    yield Edit(new, tree.line(casts[0]), what, tuple(tree.line(c) for c in casts[1:]))
 
 
 RULES = rules_of(__name__)

@@ -22,6 +22,7 @@ from kernel_medic.tools.repair.rules.base import (
     _constexpr_params,
     _dotted,
     _expr,
+    _feeds,
     _is_number,
     _names,
     _params,
@@ -633,6 +634,85 @@ def mask_scores(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) ->
                 new = _edit(tree, {}, after={last: [line]})
                 desc = f"{fn.name.value}: keys past {length} get -inf scores before the softmax"
                 yield Edit(new, tree.line(last, end=True), desc)
+
+
+# ---------------------------------------------------------------- mask_reduced_operand
+
+_FOLD_NEUTRAL = {
+    "tl.sum": "0.0",
+    "tl.max": 'float("-inf")',
+    "tl.argmax": 'float("-inf")',
+    "tl.min": 'float("inf")',
+    "tl.argmin": 'float("inf")',
+}
+
+
+def _load_chain(expr: cst.BaseExpression) -> cst.Call | None:
+    """The `tl.load` an expression only loads and casts (`tl.load(...).to(tl.float32)`), else None."""
+    while isinstance(expr, cst.Call):
+        if _dotted(expr.func) == "tl.load":
+            return expr
+        if not (isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "to"):
+            return None
+        expr = expr.func.value
+    return None
+
+
+def _pads_with(load: cst.Call, neutral: str) -> bool:
+    other = _arg(load, "other", 2)
+    if other is None:
+        return False
+    same = _render(other.value).replace("'", '"') == neutral
+    return same or (neutral == "0.0" and _is_number(other.value, 0))
+
+
+@rule(
+    "mask_reduced_operand",
+    title="padded lanes are masked out of what a reduction folds",
+    bug_class="neutral_element",
+    symptoms=("rows", "everywhere", "tail_block", "shape", "shifted_mean", "all_negative", "all_positive"),
+)
+def mask_reduced_operand(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """A masked load's padded lanes still take part in a reduction: computed on (`x - mean` is `-mean`
+    there), or padded with a value neutral for one reduction but not another (one `other=0.0` feeding
+    both `tl.max` and `tl.min`). The reduction's operand is masked where it is folded, with the load's
+    own mask and the reduction's neutral element; every such reduction of the kernel at once, and each
+    alone."""
+    values = _values_of(fn)
+    loads = [(load, mask.value) for load in _calls(fn.body, "tl.load") if (mask := _arg(load, "mask", 1))]
+    reaches = [(load, mask, _feeds(load, fn, tree)) for load, mask in loads]
+    sites: list[tuple[cst.Call, cst.Arg, str, str]] = []
+    for red in _calls(fn.body, *_FOLD_NEUTRAL):
+        operand = _arg(red, "input", 0)
+        if operand is None or _calls(operand.value, "tl.where"):
+            continue
+        neutral = _FOLD_NEUTRAL[_dotted(red.func) or ""]
+        names = _names(operand.value)
+        direct = _calls(operand.value, "tl.load")
+        feeding = [(ld, mk) for ld, mk, reach in reaches if reach & names or any(ld is d for d in direct)]
+        if not feeding:
+            continue
+        # A bare load padded with this reduction's own neutral element is already right.
+        bare = _load_chain(operand.value)
+        if bare is None and isinstance(operand.value, cst.Name):
+            chains = [_load_chain(v) for v in values.get(operand.value.value, [])]
+            bare = chains[0] if chains and all(c is not None for c in chains) else None
+        if bare is not None and _pads_with(bare, neutral):
+            continue
+        sites.append((red, operand, _render(feeding[0][1]), neutral))
+
+    def masked(operand: cst.Arg, mask: str, neutral: str) -> cst.Arg:
+        value = _render(operand.value.with_changes(lpar=[], rpar=[]))
+        return operand.with_changes(value=_expr(f"tl.where({mask}, {value}, {neutral})"))
+
+    if len(sites) > 1:
+        rebuild = {op: (lambda node, mk=mk, nt=nt: masked(node, mk, nt)) for _, op, mk, nt in sites}
+        what = f"{fn.name.value}: mask the padded lanes out of every reduction's operand"
+        also = tuple(tree.line(r) for r, *_ in sites[1:])
+        yield Edit(_edit(tree, rebuild), tree.line(sites[0][0]), what, also)
+    for red, operand, mask, neutral in sites:
+        what = f"{fn.name.value}: {_dotted(red.func)} folds tl.where({mask}, ..., {neutral})"
+        yield tree.edit(operand, masked(operand, mask, neutral), what)
 
 
 RULES = rules_of(__name__)
