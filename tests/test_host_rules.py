@@ -231,12 +231,36 @@ def test_reciprocal_scale_inverts_a_multiplicative_scale_both_ways() -> None:
     assert options(TEMPERATURE.replace("scale = ", "tau = "), "reciprocal_scale") == []
 
 
+DEFAULTED = module("""
+    def scaled(x, scale=1.0, shift=0.0):
+        return x
+
+
+    class ModelNew(torch.nn.Module):
+        def __init__(self, scale, shift):
+            super().__init__()
+            self.scale = scale
+            self._shift = shift
+
+        def forward(self, x):
+            return scaled(x, shift=self._shift)
+""")
+
+
+def test_the_models_kept_setting_reaches_a_wrapper_that_defaults_it() -> None:
+    assert options(DEFAULTED, "pass_constructor_attribute") == [
+        ["return scaled(x, shift=self._shift, scale=self.scale)"]
+    ]
+    passed = DEFAULTED.replace("scaled(x, shift", "scaled(x, self.scale, shift")
+    assert options(passed, "pass_constructor_attribute") == []
+
+
 @pytest.mark.parametrize("rule", [r.id for r in host_rules.RULES])
 def test_every_host_rule_has_a_wrapper_it_applies_to(rule: str) -> None:
     contexts = [RuleContext.from_reference(IGNORING, {"reference_dtype": "int64"})]
     found = [
         rw
-        for s in (ARGMAX, LOSS, CAPPED, ROWS, SCALE, ATOMIC, GRID, TEMPERATURE)
+        for s in (ARGMAX, LOSS, CAPPED, ROWS, SCALE, ATOMIC, GRID, TEMPERATURE, DEFAULTED)
         for c in contexts
         for rw in propose(s, [rule], c)
     ]

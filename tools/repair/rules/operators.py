@@ -294,6 +294,15 @@ def _is_count_name(name: str) -> bool:
     return "count" in low or "cnt" in low or low in ("n_valid", "valid_count", "num_valid")
 
 
+def _is_count_divisor(expr: cst.BaseExpression) -> bool:
+    """A count of valid taps, bare or kept from zero (`tl.maximum(cnt, 1.0)`)."""
+    if isinstance(expr, cst.Name):
+        return _is_count_name(expr.value)
+    if isinstance(expr, cst.Call) and (_dotted(expr.func) or "").split(".")[-1] in ("maximum", "max"):
+        return any(isinstance(a.value, cst.Name) and _is_count_name(a.value.value) for a in expr.args)
+    return False
+
+
 @rule(
     "count_include_pad",
     title="average pool divides by the window area or the valid count, as the reference",
@@ -319,7 +328,7 @@ def count_include_pad(tree: Tree, fn: cst.FunctionDef, context: RuleContext | No
     for div in m.findall(fn.body, m.BinaryOperation(operator=m.Divide())):
         assert isinstance(div, cst.BinaryOperation)
         divisor = _render(div.right).strip("() ")
-        if isinstance(div.right, cst.Name) and _is_count_name(div.right.value) and area and want_area:
+        if _is_count_divisor(div.right) and area and want_area:
             new, what = tree.replace(div.right, _expr(f"({area})")), f"divide by the window area {area}"
         elif area and divisor.replace(" ", "") == area.replace(" ", "") and counts and want_count:
             new, what = (

@@ -662,8 +662,11 @@ def _pads_with(load: cst.Call, neutral: str) -> bool:
     other = _arg(load, "other", 2)
     if other is None:
         return False
-    same = _render(other.value).replace("'", '"') == neutral
-    return same or (neutral == "0.0" and _is_number(other.value, 0))
+    if neutral == "0.0":
+        return _is_number(other.value, 0)
+    spelled = _render(other.value).replace("'", '"').replace(" ", "")
+    sign = "-" if "-" in neutral else ""
+    return spelled in {f'float("{sign}inf")', f'{sign}float("inf")', f"{sign}math.inf", f'float("{sign}Inf")'}
 
 
 @rule(

@@ -1,0 +1,158 @@
+"""Rules for mistakes as LLM-written kernels spell them: spread over statements and helpers, one padding
+value for two reductions, a wrapper's default standing in for the model's setting (issue 16)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from kernel_medic.tools.repair.rules.base import RuleContext
+from kernel_medic.tools.repair.rules.registry import propose
+
+HEADER = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+
+
+def kernel(body: str) -> str:
+    return HEADER + textwrap.dedent(body).lstrip("\n")
+
+
+CENTERED_SUM = kernel("""
+    @triton.jit
+    def col_var(src, dst, N, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        mask = offs < N
+        x = tl.load(src + offs, mask=mask, other=0.0).to(tl.float32)
+        mean = tl.sum(x, axis=0) / N
+        dev = x - mean
+        tl.store(dst, tl.sum(dev * dev, axis=0) / N)
+""")
+
+ONE_PAD_TWO_EXTREMA = kernel("""
+    @triton.jit
+    def spread(src, dst, N, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        ok = offs < N
+        v = tl.load(src + offs, mask=ok, other=0.0)
+        hi = tl.max(v, axis=0)
+        lo = tl.min(v, axis=0)
+        tl.store(dst, hi - lo)
+""")
+
+
+def test_a_reduction_of_arithmetic_on_padded_lanes_is_masked_where_it_folds() -> None:
+    (rw,) = propose(CENTERED_SUM, ["mask_reduced_operand"])
+    # The mean's own sum reads lanes padded with 0.0, neutral for a sum: left alone.
+    assert "tl.sum(x, axis=0) / N" in rw.source
+    assert "tl.sum(tl.where(mask, dev * dev, 0.0), axis=0)" in rw.source
+    assert propose(rw.source, ["mask_reduced_operand"]) == []
+
+
+def test_one_padding_for_max_and_min_is_masked_for_each_at_once_and_alone() -> None:
+    rewrites = propose(ONE_PAD_TWO_EXTREMA, ["mask_reduced_operand"])
+    both = 'tl.max(tl.where(ok, v, float("-inf")), axis=0)', 'tl.min(tl.where(ok, v, float("inf")), axis=0)'
+    assert all(s in rewrites[0].source for s in both)
+    assert [sum(s in r.source for s in both) for r in rewrites[1:]] == [1, 1]
+
+
+def test_a_bare_load_padded_with_the_reductions_neutral_element_is_left_alone() -> None:
+    source = kernel("""
+        @triton.jit
+        def row_sum(src, dst, N, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            mask = offs < N
+            x = tl.load(src + offs, mask=mask, other=0.0)
+            tl.store(dst, tl.sum(x, axis=0))
+            y = tl.load(src + offs, mask=mask, other=-float("inf"))
+            tl.store(dst + 1, tl.max(y, axis=0))
+    """)
+    assert propose(source, ["mask_reduced_operand"]) == []
+
+
+WRAPPER_DEFAULT = kernel("""
+    @triton.jit
+    def leaky(x_ptr, y_ptr, n, slope, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        x = tl.load(x_ptr + offs, mask=mask)
+        tl.store(y_ptr + offs, tl.where(x > 0, x, x * slope), mask=mask)
+
+
+    def leaky_relu(x, negative_slope=0.01):
+        y = torch.empty_like(x)
+        leaky[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), negative_slope, BLOCK=256)
+        return y
+
+
+    class ModelNew(torch.nn.Module):
+        def __init__(self, negative_slope):
+            super().__init__()
+            self.negative_slope = negative_slope
+
+        def forward(self, x):
+            return leaky_relu(x)
+""")
+
+
+def test_the_models_setting_is_passed_where_the_wrapper_would_use_its_default() -> None:
+    (rw,) = propose(WRAPPER_DEFAULT, ["pass_constructor_attribute"])
+    assert "return leaky_relu(x, negative_slope=self.negative_slope)" in rw.source
+    assert propose(rw.source, ["pass_constructor_attribute"]) == []
+    positional = WRAPPER_DEFAULT.replace("leaky_relu(x)\n", "leaky_relu(x, self.negative_slope)\n")
+    assert propose(positional, ["pass_constructor_attribute"]) == []
+
+
+def test_gelu_tanh_form_spread_over_a_helper_and_an_intermediate() -> None:
+    source = kernel("""
+        @triton.jit
+        def _tanh(z):
+            return 2.0 * tl.sigmoid(2.0 * z) - 1.0
+
+
+        @triton.jit
+        def _gelu(v):
+            inner = 0.7978845608028654 * (v + 0.044715 * v * v * v)
+            return 0.5 * v * (1.0 + _tanh(inner))
+    """)
+    rewrites = propose(source, ["gelu_form"], RuleContext("y = torch.nn.functional.gelu(x)"))
+    assert any("return 0.5 * v * (1.0 + tl.erf(v * 0.7071067811865476))" in r.source for r in rewrites)
+
+
+def test_half_precision_casts_of_float32_data_are_dropped_unless_the_reference_returns_half() -> None:
+    source = kernel("""
+        @triton.jit
+        def mm(a_ptr, b_ptr, c_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            a = tl.load(a_ptr + offs[:, None] * BLOCK + offs[None, :])
+            b = tl.load(b_ptr + offs[:, None] * BLOCK + offs[None, :])
+            c = tl.dot(a.to(tl.float16), b.to(tl.bfloat16))
+            tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], c)
+    """)
+    (rw,) = propose(source, ["drop_half_cast"], RuleContext("", output_dtype="float32"))
+    assert "c = tl.dot(a, b)" in rw.source
+    assert propose(source, ["drop_half_cast"], RuleContext("", output_dtype="float16")) == []
+
+
+def test_floor_modulo_only_where_the_reference_takes_a_remainder() -> None:
+    source = kernel("""
+        @triton.jit
+        def wrap(x_ptr, y_ptr, n, period, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            mask = offs < n
+            x = tl.load(x_ptr + offs, mask=mask)
+            tl.store(y_ptr + offs, x % period, mask=mask)
+    """)
+    (rw,) = propose(source, ["floor_mod"], RuleContext("return torch.remainder(x, self.period)"))
+    assert "(((x % period) + period) % period)" in rw.source
+    assert propose(source, ["floor_mod"], RuleContext("return torch.fmod(x, self.period)")) == []
+
+
+def test_a_valid_count_kept_from_zero_is_still_a_count() -> None:
+    source = kernel("""
+        @triton.jit
+        def avg(x_ptr, out_ptr, KH: tl.constexpr, KW: tl.constexpr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            acc = tl.zeros((BLOCK,), dtype=tl.float32)
+            cnt = tl.zeros((BLOCK,), dtype=tl.float32)
+            tl.store(out_ptr + offs, acc / tl.maximum(cnt, 1.0))
+    """)
+    (rw,) = propose(source, ["count_include_pad"], RuleContext("nn.AvgPool2d(3, padding=1)"))
+    assert "acc / (KH * KW)" in rw.source
