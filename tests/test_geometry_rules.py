@@ -475,6 +475,37 @@ def test_real_strides_are_left_alone() -> None:
 
 # ---------------------------------------------------------------- registry
 
+ZERO_PADDED_CONV2D = """
+    @triton.jit
+    def conv(x_ptr, w_ptr, y_ptr, H, W, PAD: tl.constexpr, KS: tl.constexpr, BLOCK: tl.constexpr):
+        oh = tl.program_id(0)
+        ow = tl.arange(0, BLOCK)
+        acc = tl.zeros((BLOCK,), dtype=tl.float32)
+        for kh in tl.static_range(KS):
+            for kw in tl.static_range(KS):
+                ih = oh + kh - PAD
+                iw = ow + kw - PAD
+                ok = (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+                acc += tl.load(x_ptr + ih * W + iw, mask=ok, other=0.0) * tl.load(w_ptr + kh * KS + kw)
+        tl.store(y_ptr + oh * W + ow, acc, mask=ow < W)
+"""
+
+
+def test_padding_mode_brings_coordinates_into_range_as_the_reference_pads() -> None:
+    source = kernel(ZERO_PADDED_CONV2D)
+    assert by_rule(source, "padding_mode", reference("nn.Conv2d(1, 1, 3, padding=1)")) == []
+    expected = {
+        "circular": ["ih = ((oh + kh - PAD) % H + H) % H", "iw = ((ow + kw - PAD) % W + W) % W"],
+        "replicate": ["ih = tl.minimum(tl.maximum(oh + kh - PAD, 0), H - 1)"],
+        "reflect": ["iw = tl.where((ow + kw - PAD) < 0, -(ow + kw - PAD), tl.where((ow + kw - PAD) >= W, "],
+    }
+    for mode, lines in expected.items():
+        context = reference(f"nn.Conv2d(1, 1, 3, padding=1, padding_mode='{mode}')")
+        both, *alone = by_rule(source, "padding_mode", context)
+        assert all(line in both.source for line in lines), (mode, both.source)
+        assert len(alone) == 2  # each coordinate alone too
+
+
 APPLIES = {
     "conv_out_size": (
         CONV2D_WRAPPER.format(oh="(H - K) // self.stride + 1", ow="(W - K) // self.stride + 1"),
@@ -491,6 +522,7 @@ APPLIES = {
     "bias_never_added": (CONV_BIAS.format(bias_line="pass", store="pid"), None),
     "store_batch_index": (CONV_BIAS.format(bias_line="pass", store="c"), None),
     "launch_strides_from_shape": (STRIDES_LAUNCH.format(strides="C * L, L, 1"), None),
+    "padding_mode": (ZERO_PADDED_CONV2D, reference("nn.Conv2d(1, 1, 3, padding=1, padding_mode='circular')")),
 }
 
 

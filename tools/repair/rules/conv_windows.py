@@ -37,6 +37,7 @@ from kernel_medic.tools.repair.rules.conv_spec import (
     _Spec,
     _statement,
 )
+from kernel_medic.tools.repair.rules.reduction import _edit
 
 # ---------------------------------------------------------------- kernel-side geometry
 
@@ -438,6 +439,68 @@ def avg_pool_valid_count(tree: Tree, fn: cst.FunctionDef, context: RuleContext |
         why = "ceil_mode clips the last window" if ceil else "count_include_pad=False"
         what = f"{fn.name.value}: average over the taps inside the input ({why})"
         yield Edit(_apply(tree, replace, after), tree.line(div), what)
+
+
+# ---------------------------------------------------------------- padding_mode
+
+_PADDING_MODE = re.compile(r"padding_mode\s*=\s*['\"](circular|reflect|replicate)['\"]")
+
+
+def _into_range(value: str, n: str, mode: str) -> str:
+    if mode == "circular":
+        return f"(({value}) % {n} + {n}) % {n}"
+    if mode == "reflect":
+        mirrored = f"tl.where(({value}) >= {n}, 2 * ({n} - 1) - ({value}), {value})"
+        return f"tl.where(({value}) < 0, -({value}), {mirrored})"
+    return f"tl.minimum(tl.maximum({value}, 0), {n} - 1)"
+
+
+@rule(
+    "padding_mode",
+    title="input coordinates wrap, mirror or clamp as the reference's padding_mode",
+    bug_class="operator_misread",
+    symptoms=("leading", "trailing", "columns", "rows", "everywhere", "periodic"),
+)
+def padding_mode(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """A convolution built with padding_mode='circular', 'reflect' or 'replicate' reads real input past
+    the edges where a kernel that zero-pads reads nothing: each input coordinate the kernel bounds by 0
+    and an upper size (`(pos >= 0) & (pos < L)`) is wrapped, mirrored or clamped into range instead;
+    every such coordinate at once, then each alone."""
+    found = _PADDING_MODE.search(context.reference_source) if context is not None else None
+    if found is None:
+        return
+    lower: set[str] = set()
+    upper: dict[str, str] = {}
+    for comp in m.findall(fn.body, m.Comparison(left=m.Name())):
+        assert isinstance(comp, cst.Comparison) and isinstance(comp.left, cst.Name)
+        for target in comp.comparisons:
+            if isinstance(target.operator, cst.GreaterThanEqual) and _is_number(target.comparator, 0):
+                lower.add(comp.left.value)
+            elif isinstance(target.operator, cst.LessThan):
+                upper.setdefault(comp.left.value, _render(target.comparator))
+    sites: list[tuple[cst.Assign, str]] = []
+    for name in sorted(lower & set(upper)):
+        assigns = [
+            a
+            for a in m.findall(fn.body, m.Assign(targets=[m.AssignTarget(target=m.Name(name))]))
+            if isinstance(a, cst.Assign)
+        ]
+        if len(assigns) == 1:
+            value = _render(assigns[0].value.with_changes(lpar=[], rpar=[]))
+            sites.append((assigns[0], _into_range(value, upper[name], found.group(1))))
+    what = f"{fn.name.value}: {found.group(1)} padding: input coordinates"
+    if len(sites) > 1:
+        new = _edit(tree, {a.value: (lambda _, code=code: _expr(code)) for a, code in sites})
+        yield Edit(
+            new,
+            tree.line(sites[0][0]),
+            f"{what} brought into range",
+            tuple(tree.line(a) for a, _ in sites[1:]),
+        )
+    for assign, code in sites:
+        yield tree.edit(
+            assign.value, _expr(code), f"{what} {_render(assign.targets[0].target)} brought into range"
+        )
 
 
 RULES = rules_of(__name__)
