@@ -506,6 +506,35 @@ def test_padding_mode_brings_coordinates_into_range_as_the_reference_pads() -> N
         assert len(alone) == 2  # each coordinate alone too
 
 
+AREA_AVGPOOL = """
+    @triton.jit
+    def avg(x_ptr, y_ptr, H, W, OW, KS: tl.constexpr, STRIDE: tl.constexpr, PAD: tl.constexpr, B: int):
+        oh = tl.program_id(0)
+        ow = tl.arange(0, B)
+        h0 = oh * STRIDE - PAD
+        w0 = ow * STRIDE - PAD
+        acc = tl.zeros((B,), dtype=tl.float32)
+        for kh in range(KS):
+            ih = h0 + kh
+            for kw in range(0, KS):
+                iw = w0 + kw
+                ok = (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+                acc += tl.load(x_ptr + ih * W + iw, mask=ok, other=0.0)
+        tl.store(y_ptr + oh * OW + ow, acc / (KS * KS), mask=ow < OW)
+"""
+CEIL_POOL = reference("nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True)")
+
+
+def test_a_ceil_mode_average_divides_each_window_by_its_part_within_the_padded_input() -> None:
+    source = kernel(AREA_AVGPOOL)
+    (rw,) = by_rule(source, "ceil_window_divisor", CEIL_POOL)
+    assert "acc / ((tl.minimum(h0 + KS, H + PAD) - h0) * (tl.minimum(w0 + KS, W + PAD) - w0))" in rw.source
+    assert by_rule(rw.source, "ceil_window_divisor", CEIL_POOL) == []
+    assert by_rule(source, "ceil_window_divisor", reference("nn.AvgPool2d(3, stride=2, padding=1)")) == []
+    excluded = reference("nn.AvgPool2d(3, 2, 1, ceil_mode=True, count_include_pad=False)")
+    assert by_rule(source, "ceil_window_divisor", excluded) == []
+
+
 APPLIES = {
     "conv_out_size": (
         CONV2D_WRAPPER.format(oh="(H - K) // self.stride + 1", ow="(W - K) // self.stride + 1"),
@@ -522,6 +551,7 @@ APPLIES = {
     "bias_never_added": (CONV_BIAS.format(bias_line="pass", store="pid"), None),
     "store_batch_index": (CONV_BIAS.format(bias_line="pass", store="c"), None),
     "launch_strides_from_shape": (STRIDES_LAUNCH.format(strides="C * L, L, 1"), None),
+    "ceil_window_divisor": (AREA_AVGPOOL, CEIL_POOL),
     "padding_mode": (ZERO_PADDED_CONV2D, reference("nn.Conv2d(1, 1, 3, padding=1, padding_mode='circular')")),
 }
 

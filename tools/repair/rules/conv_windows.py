@@ -441,7 +441,22 @@ def avg_pool_valid_count(tree: Tree, fn: cst.FunctionDef, context: RuleContext |
         yield Edit(_apply(tree, replace, after), tree.line(div), what)
 
 
-# ---------------------------------------------------------------- padding_mode
+# ---------------------------------------------------------------- padding_mode, ceil_window_divisor
+
+
+def _bounded(fn: cst.FunctionDef) -> dict[str, str]:
+    """Names a kernel bounds by 0 below and by a size above (`(ih >= 0) & (ih < H)`): name -> size."""
+    lower: set[str] = set()
+    upper: dict[str, str] = {}
+    for comp in m.findall(fn.body, m.Comparison(left=m.Name())):
+        assert isinstance(comp, cst.Comparison) and isinstance(comp.left, cst.Name)
+        for target in comp.comparisons:
+            if isinstance(target.operator, cst.GreaterThanEqual) and _is_number(target.comparator, 0):
+                lower.add(comp.left.value)
+            elif isinstance(target.operator, cst.LessThan):
+                upper.setdefault(comp.left.value, _render(target.comparator))
+    return {name: upper[name] for name in lower & set(upper)}
+
 
 _PADDING_MODE = re.compile(r"padding_mode\s*=\s*['\"](circular|reflect|replicate)['\"]")
 
@@ -469,17 +484,8 @@ def padding_mode(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -
     found = _PADDING_MODE.search(context.reference_source) if context is not None else None
     if found is None:
         return
-    lower: set[str] = set()
-    upper: dict[str, str] = {}
-    for comp in m.findall(fn.body, m.Comparison(left=m.Name())):
-        assert isinstance(comp, cst.Comparison) and isinstance(comp.left, cst.Name)
-        for target in comp.comparisons:
-            if isinstance(target.operator, cst.GreaterThanEqual) and _is_number(target.comparator, 0):
-                lower.add(comp.left.value)
-            elif isinstance(target.operator, cst.LessThan):
-                upper.setdefault(comp.left.value, _render(target.comparator))
     sites: list[tuple[cst.Assign, str]] = []
-    for name in sorted(lower & set(upper)):
+    for name, size in sorted(_bounded(fn).items()):
         assigns = [
             a
             for a in m.findall(fn.body, m.Assign(targets=[m.AssignTarget(target=m.Name(name))]))
@@ -487,7 +493,7 @@ def padding_mode(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -
         ]
         if len(assigns) == 1:
             value = _render(assigns[0].value.with_changes(lpar=[], rpar=[]))
-            sites.append((assigns[0], _into_range(value, upper[name], found.group(1))))
+            sites.append((assigns[0], _into_range(value, size, found.group(1))))
     what = f"{fn.name.value}: {found.group(1)} padding: input coordinates"
     if len(sites) > 1:
         new = _edit(tree, {a.value: (lambda _, code=code: _expr(code)) for a, code in sites})
@@ -501,6 +507,65 @@ def padding_mode(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -
         yield tree.edit(
             assign.value, _expr(code), f"{what} {_render(assign.targets[0].target)} brought into range"
         )
+
+
+_CEIL_AVG_POOL = re.compile(r"(AvgPool[123]d|avg_pool[123]d)\([^)]*ceil_mode\s*=\s*True")
+
+
+@rule(
+    "ceil_window_divisor",
+    title="a ceil-mode average pool divides each window by its part within the padded input",
+    bug_class="operator_misread",
+    symptoms=("trailing", "rows", "columns", "constant_ratio", "shape"),
+)
+def ceil_window_divisor(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """With ceil_mode=True the last window may run past the padded input, and PyTorch divides it by the
+    part inside the input and its padding, `min(start + K, size + pad) - start` per axis, not by the
+    whole kernel area. Each input coordinate `start + k` (k over the kernel) the kernel bounds by 0 and
+    a size gives one axis; the window start's `- pad` gives the padding."""
+    source = context.reference_source if context is not None else ""
+    if not _CEIL_AVG_POOL.search(source) or re.search(r"count_include_pad\s*=\s*False", source):
+        return
+    loops = {f.target.value: f for f in m.findall(fn.body, m.For(target=m.Name())) if isinstance(f, cst.For)}
+    values: dict[str, list[cst.BaseExpression]] = {}
+    for targets, value in _assignments(fn.body):
+        for t in targets:
+            values.setdefault(t, []).append(value)
+    axes: list[tuple[str, str]] = []  # (window size expression, the kernel size it replaces)
+    for name, size in sorted(_bounded(fn).items()):
+        assigned = values.get(name, [])
+        value = assigned[0] if len(assigned) == 1 else None
+        if not (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add)):
+            continue
+        k, start = (
+            (value.right, value.left) if isinstance(value.right, cst.Name) else (value.left, value.right)
+        )
+        loop = loops.get(k.value) if isinstance(k, cst.Name) else None
+        if loop is None or not isinstance(loop.iter, cst.Call) or not loop.iter.args:
+            continue
+        extent = _render(loop.iter.args[-1].value if len(loop.iter.args) <= 2 else loop.iter.args[1].value)
+        origin = values.get(start.value, []) if isinstance(start, cst.Name) else [start]
+        if len(origin) != 1 or not (
+            isinstance(origin[0], cst.BinaryOperation) and isinstance(origin[0].operator, cst.Subtract)
+        ):
+            continue
+        pad = _render(origin[0].right)
+        begin = _render(start)
+        used = [
+            s for s in m.findall(fn.body, m.Subscript(value=m.Name(name))) if isinstance(s, cst.Subscript)
+        ]
+        layout = tree.code(used[0]).removeprefix(name) if used else ""
+        axes.append((f"(tl.minimum({begin} + {extent}, {size} + {pad}) - {begin}){layout}", extent))
+    if not axes:
+        return
+    extents = {e for _, e in axes}
+    for div in m.findall(fn.body, m.BinaryOperation(operator=m.Divide())):
+        assert isinstance(div, cst.BinaryOperation)
+        if not _names(div.right) or not _names(div.right) <= extents or _calls(div.right, "tl.minimum"):
+            continue
+        divisor = " * ".join(code for code, _ in axes)
+        what = f"{fn.name.value}: divide by each window's part within the padded input (ceil_mode)"
+        yield tree.edit(div.right, _expr(f"({divisor})"), what)
 
 
 RULES = rules_of(__name__)

@@ -123,6 +123,7 @@ RULES: dict[str, Rule] = {
         conv_windows.pad_upper_bound,
         conv_windows.avg_pool_valid_count,
         conv_windows.padding_mode,
+        conv_windows.ceil_window_divisor,
         conv_layout.bias_never_added,
         conv_layout.store_batch_index,
         conv_layout.launch_strides_from_shape,
