@@ -508,7 +508,9 @@ def test_padding_mode_brings_coordinates_into_range_as_the_reference_pads() -> N
 
 AREA_AVGPOOL = """
     @triton.jit
-    def avg(x_ptr, y_ptr, H, W, OW, KS: tl.constexpr, STRIDE: tl.constexpr, PAD: tl.constexpr, B: int):
+    def avg(
+        x_ptr, y_ptr, H, W, OW, KS: tl.constexpr, STRIDE: tl.constexpr, PAD: tl.constexpr, B: tl.constexpr
+    ):
         oh = tl.program_id(0)
         ow = tl.arange(0, B)
         h0 = oh * STRIDE - PAD
