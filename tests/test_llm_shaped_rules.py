@@ -141,7 +141,9 @@ def test_floor_modulo_only_where_the_reference_takes_a_remainder() -> None:
             tl.store(y_ptr + offs, x % period, mask=mask)
     """)
     (rw,) = propose(source, ["floor_mod"], RuleContext("return torch.remainder(x, self.period)"))
-    assert "(((x % period) + period) % period)" in rw.source
+    r = "(x % period)"
+    floored = f"tl.where(({r} != 0) & (({r} < 0) != (period < 0)), {r} + period, {r})"
+    assert floored in rw.source
     assert propose(source, ["floor_mod"], RuleContext("return torch.fmod(x, self.period)")) == []
 
 

@@ -395,14 +395,17 @@ def ignore_index(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -
 def floor_mod(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """Triton's `%` truncates toward zero (C's fmod); `torch.remainder` and Python's `%` take the
     divisor's sign, so a negative operand comes out one divisor off. Offered where the reference takes
-    a remainder; `((a % b) + b) % b` is the floor form for either sign of `b`."""
+    a remainder: a nonzero result of the other sign than `b` moves by one `b` (adding `b` and taking `%`
+    again would round a tiny negative result to 0 where the reference gets `b`)."""
     if context is None or not re.search(r"remainder|[^%\n]\s%\s", context.reference_source):
         return
     for node in m.findall(fn.body, m.BinaryOperation(operator=m.Modulo())):
         assert isinstance(node, cst.BinaryOperation)
         a, b = _render(_paren(node.left)), _render(_paren(node.right))
         what = f"{fn.name.value}: {a} % {b} as a floor modulo, as the reference's remainder"
-        yield tree.edit(node, _expr(f"((({a} % {b}) + {b}) % {b})"), what)
+        r = f"({a} % {b})"
+        floored = f"tl.where(({r} != 0) & (({r} < 0) != ({b} < 0)), {r} + {b}, {r})"
+        yield tree.edit(node, _expr(floored), what)
 
 
 RULES = rules_of(__name__)
