@@ -1,8 +1,9 @@
 """The near-miss corpora: every candidate runs and fails validation, every fix passes the full tier.
 
-Three corpora share the format: benchmarks/near_miss (the main corpus), benchmarks/holdout (held-out cases
-written after the repair rules, to measure how the engine generalises) and benchmarks/holdout2 (a second
-held-out corpus, written after the third round of rules).
+Four corpora share the format: benchmarks/near_miss (the main corpus), benchmarks/holdout (held-out cases
+written after the repair rules, to measure how the engine generalises), benchmarks/holdout2 (a second
+held-out corpus, written after the third round of rules) and benchmarks/holdout3 (written in round 33 in the
+style of real LLM near-misses, by writers who had not read the rules).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 CORPUS = BENCHMARKS / "near_miss"
 HOLDOUT = BENCHMARKS / "holdout"
 HOLDOUT2 = BENCHMARKS / "holdout2"
+HOLDOUT3 = BENCHMARKS / "holdout3"
 NEAR_MISS_VERDICTS = {"mismatch", "shape_mismatch", "dtype_mismatch"}
 CASE_VERDICTS = NEAR_MISS_VERDICTS | {"pass"}
 # Names the evaluator gives its full-tier cases; meta's exposed_by may name a family ("shape") or one case.
@@ -39,7 +41,7 @@ def _all_cases() -> list[object]:
     """(root, name) for every case of every corpus; test ids read `<corpus>/<case>` (`holdout2/<case>`)."""
     return [
         pytest.param(root, name, id=f"{root.name}/{name}")
-        for root in (CORPUS, HOLDOUT, HOLDOUT2)
+        for root in (CORPUS, HOLDOUT, HOLDOUT2, HOLDOUT3)
         for name in _case_folders(root)
     ]
 
@@ -109,6 +111,12 @@ def test_holdout2_covers_every_category() -> None:
     cases = _check_held_out_corpus(HOLDOUT2)
     # The current held-out corpus measures generalisation: none of it was read while writing repair rules.
     assert not [c.name for c in cases if c.looked_at]
+
+
+def test_holdout3_covers_every_category() -> None:
+    # Written like real LLM near-misses; after its first measurement, the cases read are marked in meta.toml.
+    cases = _check_held_out_corpus(HOLDOUT3)
+    assert len(cases) >= 20
 
 
 def test_load_corpus_names_the_folder_of_a_malformed_case(tmp_path: Path) -> None:
