@@ -503,17 +503,20 @@ def rank_statements(
                     bump(launch.line, 2.0 * weight)
                     for line, steps in _slice(launch, host_stmts):
                         bump(line, {1: 5.0, 2: 3.0}.get(steps, 1.5) * weight)
-        # The statements whose values still agree are less likely to hold the bug. A later statement whose
-        # value still disagrees may hold a second one (most real near-misses have two): the values it
-        # computes from come next after the first loss's slice.
+        # The statements whose values still agree are less likely to hold the bug. A later statement that
+        # changes how much of a disagreeing value agrees may hold a second bug (most real near-misses have
+        # two; values merely computed from the lost one keep its share): it and what it reads come next.
+        last_share = next((i.share for i in agreement or [] if i.line == first_loss), None)
         for item in agreement or []:
             if item.agrees and item.line != first_loss:
                 bump(item.line, -1.0)
-            elif item.count and item.line > first_loss and item.line in by_line:
-                bump(item.line, 3.0)
-                for line, distance in _slice(by_line[item.line], kernel_stmts):
-                    if distance == 1 and line > first_loss:
-                        bump(line, 1.5)
+            elif item.count and item.line > first_loss and item.line in by_line and last_share is not None:
+                if abs(item.share - last_share) > 0.05:
+                    bump(item.line, 3.0)
+                    for line, distance in _slice(by_line[item.line], kernel_stmts):
+                        if distance == 1 and line > first_loss:
+                            bump(line, 1.5)
+                last_share = item.share
         # A kernel that reads the wrong elements of a right tensor: the wrapper handed them over.
         for stmt in host_stmts:
             bump(stmt.line, 1.5 if stmt.kind == "launch" else 0.5)
