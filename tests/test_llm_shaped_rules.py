@@ -48,7 +48,7 @@ def test_a_reduction_of_arithmetic_on_padded_lanes_is_masked_where_it_folds() ->
 
 def test_one_padding_for_max_and_min_is_masked_for_each_at_once_and_alone() -> None:
     rewrites = propose(ONE_PAD_TWO_EXTREMA, ["mask_reduced_operand"])
-    both = 'tl.max(tl.where(ok, v, float("-inf")), axis=0)', 'tl.min(tl.where(ok, v, float("inf")), axis=0)'
+    both = 'tl.max(tl.where(ok, v, -float("inf")), axis=0)', 'tl.min(tl.where(ok, v, float("inf")), axis=0)'
     assert all(s in rewrites[0].source for s in both)
     assert [sum(s in r.source for s in both) for r in rewrites[1:]] == [1, 1]
 

@@ -593,6 +593,115 @@ def _replace_many(module: cst.Module, mapping: dict[cst.CSTNode, cst.CSTNode]) -
     return module.visit(_ReplaceMany(mapping))
 
 
+# ---------------------------------------------------------------- several edits at once, kernel facts
+
+
+_Build = Callable[[cst.CSTNode], cst.CSTNode]
+
+
+class _Edit(cst.CSTTransformer):
+    """Several edits in one pass: node rebuilds (from the updated node, so nested edits compose) and
+    statements inserted before or after a block statement (found by identity in the original tree)."""
+
+    def __init__(
+        self,
+        rebuild: dict[cst.CSTNode, _Build],
+        before: dict[cst.CSTNode, list[str]] | None = None,
+        after: dict[cst.CSTNode, list[str]] | None = None,
+        drop: set[cst.CSTNode] | None = None,
+    ) -> None:
+        self.rebuild = rebuild
+        self.before = before or {}
+        self.after = after or {}
+        self.drop = drop or set()
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> cst.CSTNode:  # type: ignore[override]
+        build = self.rebuild.get(original_node)
+        new = build(updated_node) if build is not None else updated_node
+        if isinstance(original_node, cst.IndentedBlock | cst.Module):
+            body: list[cst.CSTNode] = []
+            for old, upd in zip(original_node.body, new.body, strict=True):  # type: ignore[attr-defined]
+                body += [cst.parse_statement(s + "\n") for s in self.before.get(old, [])]
+                if old not in self.drop:
+                    body.append(upd)
+                body += [cst.parse_statement(s + "\n") for s in self.after.get(old, [])]
+            new = new.with_changes(body=body)
+        return new
+
+
+def _edit(
+    tree: Tree,
+    rebuild: dict[cst.CSTNode, _Build],
+    before: dict[cst.CSTNode, list[str]] | None = None,
+    after: dict[cst.CSTNode, list[str]] | None = None,
+    drop: set[cst.CSTNode] | None = None,
+) -> cst.Module:
+    return tree.module.visit(_Edit(rebuild, before, after, drop))  # type: ignore[return-value]
+
+
+def _statement(tree: Tree, node: cst.CSTNode) -> cst.CSTNode | None:
+    """The statement of a block (loop body, function body) that holds `node`."""
+    stmt: cst.CSTNode | None = node
+    while stmt is not None and not isinstance(tree.parent(stmt), cst.IndentedBlock | cst.Module):
+        stmt = tree.parent(stmt)
+    return stmt
+
+
+def _ancestors(tree: Tree, node: cst.CSTNode) -> list[cst.CSTNode]:
+    out, parent = [], tree.parent(node)
+    while parent is not None:
+        out.append(parent)
+        parent = tree.parent(parent)
+    return out
+
+
+def _wrapped(expr: cst.BaseExpression) -> cst.BaseExpression:
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _addends(expr: cst.BaseExpression) -> set[str]:
+    """Names added at the top of `expr` (`K` and `offs` in `K + offs + i * stride`)."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add | cst.Subtract):
+        return _addends(expr.left) | _addends(expr.right)
+    return {expr.value} if isinstance(expr, cst.Name) else set()
+
+
+def _pointer_bases(fn: cst.FunctionDef) -> set[str]:
+    """Names that address memory: the base of a load or store pointer, however the pointer is built."""
+    values = _values_of(fn)
+    todo = [
+        a.value
+        for c in _calls(fn.body, "tl.load", "tl.store", "tl.atomic_add")
+        for a in c.args[:1]
+        if a.keyword is None or a.keyword.value == "pointer"
+    ]
+    seen: set[str] = set()
+    while todo:
+        for name in _addends(todo.pop()) - seen:
+            seen.add(name)
+            todo.extend(values.get(name, []))
+    return seen
+
+
+def _scalar_params(fn: cst.FunctionDef) -> tuple[list[str], set[str]]:
+    """Runtime integer-like parameters (not pointers, strides or float factors), and the constexpr ones."""
+    constexpr = _constexpr_params(fn)
+    pointers = _pointer_bases(fn)
+    runtime = []
+    for p in _params(fn):
+        low = p.name.value.lower()
+        if p.name.value in constexpr or p.name.value in pointers or "ptr" in low or "stride" in low:
+            continue
+        if low in ("p", "q") or any(
+            k in low for k in ("eps", "scale", "alpha", "beta", "temp", "slope", "momentum", "norm", "power")
+        ):
+            continue
+        if p.annotation is not None and (_dotted(p.annotation.annotation) or "") == "float":
+            continue
+        runtime.append(p.name.value)
+    return runtime, constexpr
+
+
 # ---------------------------------------------------------------- mask_offsets
 
 
@@ -662,6 +771,23 @@ def _squares(expr: cst.BaseExpression) -> bool:
     return False
 
 
-# ---------------------------------------------------------------- neutral elements beyond max/min
+# ---------------------------------------------------------------- neutral elements
+
+# What a padded lane must hold for a max or min (or their arg forms) to ignore it.
+_NEUTRAL = {
+    "max": '-float("inf")',
+    "argmax": '-float("inf")',
+    "min": 'float("inf")',
+    "argmin": 'float("inf")',
+}
+_INF = ('float("inf")', 'float("Inf")', "math.inf", "tl.inf", "inf")
+
+
+def _is_inf(expr: cst.BaseExpression, negative: bool) -> bool:
+    """Whether `expr` spells infinity of that sign, however written (`-float("inf")`, `float("-inf")`)."""
+    code = _render(expr).replace(" ", "").replace("'", '"')
+    if negative:
+        return (code.startswith("-") and code[1:] in _INF) or code.lower() == 'float("-inf")'
+    return code in _INF
 
 _EXP = ("tl.exp", "tl.math.exp", "tl.exp2", "tl.math.exp2")

@@ -16,6 +16,7 @@ from kernel_medic.tools.repair.rules.base import (
     _assignments,
     _calls,
     _constexpr_params,
+    _edit,
     _expr,
     _is_number,
     _mask_names,
@@ -37,7 +38,6 @@ from kernel_medic.tools.repair.rules.conv_spec import (
     _Spec,
     _statement,
 )
-from kernel_medic.tools.repair.rules.reduction import _edit
 
 # ---------------------------------------------------------------- kernel-side geometry
 

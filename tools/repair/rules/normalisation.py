@@ -11,9 +11,11 @@ from kernel_medic.tools.repair.rules.base import (
     Edit,
     RuleContext,
     Tree,
+    _ancestors,
     _arg,
     _calls,
     _dotted,
+    _edit,
     _expr,
     _is_number,
     _kernels,
@@ -23,17 +25,13 @@ from kernel_medic.tools.repair.rules.base import (
     _params,
     _paren,
     _render,
+    _scalar_params,
     _squares,
+    _statement,
     _values_of,
+    _wrapped,
     rule,
     rules_of,
-)
-from kernel_medic.tools.repair.rules.reduction import (
-    _ancestors,
-    _edit,
-    _scalar_params,
-    _statement,
-    _wrapped,
 )
 
 # ---------------------------------------------------------------- divide_by_n_not_block

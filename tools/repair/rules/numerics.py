@@ -8,6 +8,7 @@ import libcst as cst
 import libcst.matchers as m
 from kernel_medic.tools.repair.rules.base import (
     _EXP,
+    _NEUTRAL,
     Edit,
     RuleContext,
     Tree,
@@ -18,6 +19,7 @@ from kernel_medic.tools.repair.rules.base import (
     _expr,
     _feeds,
     _for_loops,
+    _is_inf,
     _is_number,
     _names,
     _paren,
@@ -29,14 +31,6 @@ from kernel_medic.tools.repair.rules.base import (
 )
 
 # ---------------------------------------------------------------- neutral_other_max
-
-_NEUTRAL = {
-    "max": '-float("inf")',
-    "argmax": '-float("inf")',
-    "min": 'float("inf")',
-    "argmin": 'float("inf")',
-}
-
 
 @rule(
     "neutral_other_max",
@@ -127,7 +121,7 @@ def _neutral_for(
 )
 def neutral_other_exp(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     # Padded lanes that take part in exp must vanish: exp(-inf) = 0.
-    yield from _neutral_for(tree, fn, _EXP, _EXTREMA, '-float("inf")', lambda e: not _is_neg_inf(e))
+    yield from _neutral_for(tree, fn, _EXP, _EXTREMA, '-float("inf")', lambda e: not _is_inf(e, True))
 
 
 @rule(
@@ -138,11 +132,6 @@ def neutral_other_exp(tree: Tree, fn: cst.FunctionDef, context: RuleContext | No
 )
 def neutral_other_sum(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     yield from _neutral_for(tree, fn, _SUM, _EXTREMA + _EXP, "0.0", lambda e: not _is_number(e, 0))
-
-
-def _is_neg_inf(expr: cst.BaseExpression) -> bool:
-    code = _render(expr).replace(" ", "").replace("'", '"')
-    return code in ('-float("inf")', "-math.inf", 'float("-inf")', "-tl.inf", "-inf")
 
 
 # ---------------------------------------------------------------- eps_inside_sqrt

@@ -13,6 +13,7 @@ from kernel_medic.tools.repair.rules.base import (
     _arg,
     _calls,
     _dotted,
+    _edit,
     _expr,
     _feeds,
     _names,
@@ -20,7 +21,6 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
     rules_of,
 )
-from kernel_medic.tools.repair.rules.reduction import _edit
 
 # ---------------------------------------------------------------- fp32_accumulator
 

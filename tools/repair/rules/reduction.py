@@ -8,87 +8,35 @@ rules of reductions (biased or unbiased variance, a sum or a mean) are normalisa
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import libcst as cst
 import libcst.matchers as m
 from kernel_medic.tools.repair.rules.base import (
+    _NEUTRAL,
     Edit,
     RuleContext,
     Tree,
+    _ancestors,
     _arg,
     _assignments,
     _calls,
-    _constexpr_params,
     _dotted,
+    _edit,
     _expr,
     _feeds,
+    _is_inf,
     _is_number,
     _names,
     _params,
     _render,
+    _scalar_params,
+    _statement,
     _values_of,
+    _wrapped,
     rule,
     rules_of,
 )
-
-_Build = Callable[[cst.CSTNode], cst.CSTNode]
-
-
-class _Edit(cst.CSTTransformer):
-    """Several edits in one pass: node rebuilds (from the updated node, so nested edits compose) and
-    statements inserted before or after a block statement (found by identity in the original tree)."""
-
-    def __init__(
-        self,
-        rebuild: dict[cst.CSTNode, _Build],
-        before: dict[cst.CSTNode, list[str]] | None = None,
-        after: dict[cst.CSTNode, list[str]] | None = None,
-        drop: set[cst.CSTNode] | None = None,
-    ) -> None:
-        self.rebuild = rebuild
-        self.before = before or {}
-        self.after = after or {}
-        self.drop = drop or set()
-
-    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> cst.CSTNode:  # type: ignore[override]
-        build = self.rebuild.get(original_node)
-        new = build(updated_node) if build is not None else updated_node
-        if isinstance(original_node, cst.IndentedBlock | cst.Module):
-            body: list[cst.CSTNode] = []
-            for old, upd in zip(original_node.body, new.body, strict=True):  # type: ignore[attr-defined]
-                body += [cst.parse_statement(s + "\n") for s in self.before.get(old, [])]
-                if old not in self.drop:
-                    body.append(upd)
-                body += [cst.parse_statement(s + "\n") for s in self.after.get(old, [])]
-            new = new.with_changes(body=body)
-        return new
-
-
-def _edit(
-    tree: Tree,
-    rebuild: dict[cst.CSTNode, _Build],
-    before: dict[cst.CSTNode, list[str]] | None = None,
-    after: dict[cst.CSTNode, list[str]] | None = None,
-    drop: set[cst.CSTNode] | None = None,
-) -> cst.Module:
-    return tree.module.visit(_Edit(rebuild, before, after, drop))  # type: ignore[return-value]
-
-
-def _statement(tree: Tree, node: cst.CSTNode) -> cst.CSTNode | None:
-    """The statement of a block (loop body, function body) that holds `node`."""
-    stmt: cst.CSTNode | None = node
-    while stmt is not None and not isinstance(tree.parent(stmt), cst.IndentedBlock | cst.Module):
-        stmt = tree.parent(stmt)
-    return stmt
-
-
-def _ancestors(tree: Tree, node: cst.CSTNode) -> list[cst.CSTNode]:
-    out, parent = [], tree.parent(node)
-    while parent is not None:
-        out.append(parent)
-        parent = tree.parent(parent)
-    return out
 
 
 def _fresh(fn: cst.FunctionDef, base: str) -> str:
@@ -100,58 +48,11 @@ def _fresh(fn: cst.FunctionDef, base: str) -> str:
     return name
 
 
-def _wrapped(expr: cst.BaseExpression) -> cst.BaseExpression:
-    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-
-
 def _needs_parens(tree: Tree, node: cst.CSTNode) -> bool:
     return isinstance(
         tree.parent(node),
         cst.BinaryOperation | cst.UnaryOperation | cst.Attribute | cst.Subscript | cst.Comparison,
     )
-
-
-def _addends(expr: cst.BaseExpression) -> set[str]:
-    """Names added at the top of `expr` (`K` and `offs` in `K + offs + i * stride`)."""
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add | cst.Subtract):
-        return _addends(expr.left) | _addends(expr.right)
-    return {expr.value} if isinstance(expr, cst.Name) else set()
-
-
-def _pointer_bases(fn: cst.FunctionDef) -> set[str]:
-    """Names that address memory: the base of a load or store pointer, however the pointer is built."""
-    values = _values_of(fn)
-    todo = [
-        a.value
-        for c in _calls(fn.body, "tl.load", "tl.store", "tl.atomic_add")
-        for a in c.args[:1]
-        if a.keyword is None or a.keyword.value == "pointer"
-    ]
-    seen: set[str] = set()
-    while todo:
-        for name in _addends(todo.pop()) - seen:
-            seen.add(name)
-            todo.extend(values.get(name, []))
-    return seen
-
-
-def _scalar_params(fn: cst.FunctionDef) -> tuple[list[str], set[str]]:
-    """Runtime integer-like parameters (not pointers, strides or float factors), and the constexpr ones."""
-    constexpr = _constexpr_params(fn)
-    pointers = _pointer_bases(fn)
-    runtime = []
-    for p in _params(fn):
-        low = p.name.value.lower()
-        if p.name.value in constexpr or p.name.value in pointers or "ptr" in low or "stride" in low:
-            continue
-        if low in ("p", "q") or any(
-            k in low for k in ("eps", "scale", "alpha", "beta", "temp", "slope", "momentum", "norm", "power")
-        ):
-            continue
-        if p.annotation is not None and (_dotted(p.annotation.annotation) or "") == "float":
-            continue
-        runtime.append(p.name.value)
-    return runtime, constexpr
 
 
 # ---------------------------------------------------------------- logsumexp_shift
@@ -638,13 +539,7 @@ def mask_scores(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) ->
 
 # ---------------------------------------------------------------- mask_reduced_operand
 
-_FOLD_NEUTRAL = {
-    "tl.sum": "0.0",
-    "tl.max": 'float("-inf")',
-    "tl.argmax": 'float("-inf")',
-    "tl.min": 'float("inf")',
-    "tl.argmin": 'float("inf")',
-}
+_FOLD_NEUTRAL = {"tl.sum": "0.0", **{f"tl.{kind}": value for kind, value in _NEUTRAL.items()}}
 
 
 def _load_chain(expr: cst.BaseExpression) -> cst.Call | None:
@@ -664,9 +559,7 @@ def _pads_with(load: cst.Call, neutral: str) -> bool:
         return False
     if neutral == "0.0":
         return _is_number(other.value, 0)
-    spelled = _render(other.value).replace("'", '"').replace(" ", "")
-    sign = "-" if "-" in neutral else ""
-    return spelled in {f'float("{sign}inf")', f'{sign}float("inf")', f"{sign}math.inf", f'float("{sign}Inf")'}
+    return _is_inf(other.value, negative=neutral.startswith("-"))
 
 
 @rule(
