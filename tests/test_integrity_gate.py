@@ -65,6 +65,18 @@ def test_a_pre_existing_finding_on_the_executed_path_is_refused(evaluator: Any, 
     assert (finding.origin, finding.reached, finding.severity) == ("pre-existing", True, "cheat")
 
 
+def test_inputs_whose_shapes_follow_the_seed_are_audited_without_the_in_place_refill(
+    evaluator: Any, tmp_path: Path
+) -> None:
+    # Bags of random length, ragged batches: seed B's inputs cannot be copied into seed A's buffers.
+    ragged = SCALE_REFERENCE.replace("torch.randn(rows, n)", "torch.randn(int(torch.randint(200, 300, ())))")
+    folder = write_problem(tmp_path / "p", scale_candidate(), reference=ragged, toml=LIGHT_TOML)
+    result = audit(load_problem(folder), evaluator)
+    assert result.verdict == "clean", result.to_dict()
+    (note,) = [f for f in result.findings if f.rule == "audit_run_skipped"]
+    assert note.severity == "note" and "other shapes" in note.evidence
+
+
 def test_unknown_coverage_counts_as_reached() -> None:
     f = Finding("torch_compute", "cheat", 12, "torch.mul(x, 2.0)", origin="pre-existing")
     assert apply_reach([f], None, "warn")[0].severity == "cheat"

@@ -297,6 +297,8 @@ def judge_runs(problem: Problem, reference: dict[str, Any], audited: dict[str, A
     out += _blocked_findings(problem, audited.get("blocked") or [])
     for reason in audited.get("tampered") or []:
         add("guard_tampered", "cheat", reason)
+    for reason in audited.get("skipped") or []:
+        add("audit_run_skipped", "note", reason)
     for name, run in runs.items():
         label = _RUN_LABELS[name]
         out += _blocked_findings(problem, run.get("blocked") or [], label)

@@ -161,15 +161,15 @@ def candidate_audit(payload: dict[str, Any]) -> dict[str, Any]:
     The guard (a dispatcher-level mode) is entered before the candidate is imported and judges every ATen op
     through import, __init__, forward and every launch; launches are counted by wrappers installed before the
     import, in closures the candidate's module cannot name. Runs in order: a, a again, b, a's buffers refilled
-    in place with b, random, then the sleeper run. Returns per run: outputs (or error), launches, blocked ops,
-    host epilogue ops; plus the inputs of the first run after it, the lines of the candidate that ran, and any
-    blocked op outside forward.
+    in place with b (skipped, and said, when b's shapes differ), random, then the sleeper run. Returns per
+    run: outputs (or error), launches, blocked ops, host epilogue ops; plus the inputs of the first run after
+    it, the lines of the candidate that ran, and any blocked op outside forward.
     """
     device = payload.get("device", "cpu")
     sets = payload["inputs"]
     guard = HostComputeGuard(payload.get("host_fold_cap"))
     coverage = _Coverage()
-    result: dict[str, Any] = {"runs": {}, "inputs_after": [], "blocked": [], "tampered": []}
+    result: dict[str, Any] = {"runs": {}, "inputs_after": [], "blocked": [], "tampered": [], "skipped": []}
     with _launch_log(guard) as log, _locked_modes(guard), guard:
         try:
             module = guard.phase(
@@ -186,6 +186,10 @@ def candidate_audit(payload: dict[str, Any]) -> dict[str, Any]:
         for run in ("a", "a_again", "b", "b_in_place", "random"):
             buffers: list[tuple[str, torch.Tensor, int]] = []
             if run == "b_in_place":
+                if not _same_layout(kept, sets["b"]):
+                    # Inputs whose shapes follow the seed (a random number of entries) cannot be refilled.
+                    result["skipped"].append("seed B's inputs have other shapes: no in-place refill")
+                    continue
                 for buf, new in zip(kept, sets["b"]):
                     if isinstance(buf, torch.Tensor):
                         buf.copy_(new)
@@ -204,6 +208,14 @@ def candidate_audit(payload: dict[str, Any]) -> dict[str, Any]:
         result["lines"] = coverage.report()
         result["tampered"] = guard.tampered
     return result
+
+
+def _same_layout(kept: list[Any], new: list[Any]) -> bool:
+    """Whether every tensor of `new` fits the buffer of `kept` it would be copied into."""
+    return all(
+        not isinstance(a, torch.Tensor) or (isinstance(b, torch.Tensor) and a.shape == b.shape)
+        for a, b in zip(kept, new)
+    )
 
 
 def _audited_run(
