@@ -319,6 +319,19 @@ def test_static_rule(code: str, header: str, rule: str) -> None:
     assert rule in rules_for(with_forward_tail(code, header))
 
 
+HOLDERS = ["nn.Embedding(10, 4)", "nn.EmbeddingBag(10, 4, mode='mean')", "nn.Linear(4, 4)"]
+
+
+@pytest.mark.parametrize("holder", HOLDERS)
+def test_a_module_built_in_init_only_to_hold_its_weights_is_not_delegation(holder: str) -> None:
+    # Generated kernels keep the reference's module for its parameters (same init, same state_dict).
+    init = f"        super().__init__()\n        self.table = {holder}\n"
+    holds = BASE.replace("        super().__init__()\n", init)
+    assert static_findings(holds) == []
+    called = holds.replace("        return out\n", "        return self.table(out)\n")
+    assert "delegates_to_nn_module" in rules_for(called)
+
+
 def test_glue_is_not_flagged() -> None:
     glue = (
         "        assert x.dim() == 2 and x.shape[0] > 0\n"

@@ -91,8 +91,8 @@ NN_CONTAINERS = {
 # nn modules that legitimately hold the weights a kernel reads (calling them is still delegation).
 WEIGHT_HOLDERS = {
     "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
-    "ConvTranspose3d", "Embedding", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
-    "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "PReLU",
+    "ConvTranspose3d", "Embedding", "EmbeddingBag", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d",
+    "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "RMSNorm", "PReLU",
 }  # fmt: skip
 THREAD_MODULES = {"threading", "_thread", "multiprocessing", "concurrent", "asyncio", "subprocess"}
 FRAME_MODULES = {"inspect", "gc", "traceback", "ctypes"}
