@@ -158,3 +158,42 @@ def test_a_valid_count_kept_from_zero_is_still_a_count() -> None:
     """)
     (rw,) = propose(source, ["count_include_pad"], RuleContext("nn.AvgPool2d(3, padding=1)"))
     assert "acc / (KH * KW)" in rw.source
+
+
+TRANSPOSED_WEIGHT = kernel("""
+    @triton.jit
+    def gemm(a, b, c, M, N, K, lda, ldb, BLOCK: tl.constexpr):
+        pass
+
+
+    def linear(x, weight):
+        M, K = x.shape
+        N = weight.shape[0]
+        w_t = weight.t()  # (K, N)
+        out = torch.empty((M, N), device=x.device)
+        gemm[(M,)](x, w_t, out, M, N, K, x.stride(0), N, BLOCK=32)
+        return out
+
+
+    def heads_first(q):
+        out = torch.empty_like(q)
+        gemm[(1,)](q.permute(0, 2, 1, 3), q, out, 1, 1, 1, q.stride(0), q.stride(1), BLOCK=32)
+        return out
+
+
+    def strided_known(x):
+        x_t = x.transpose(0, 1)
+        gemm[(1,)](x_t, x, x, 1, 1, 1, x_t.stride(0), x_t.stride(1), BLOCK=32)
+        return x
+""")
+
+
+def test_a_transposed_view_handed_to_a_kernel_without_its_strides_is_made_contiguous() -> None:
+    rewrites = propose(TRANSPOSED_WEIGHT, ["contiguous_view"])
+    texts = {rw.description: rw.source for rw in rewrites}
+    both, *alone = rewrites
+    assert "w_t = weight.t().contiguous()  # (K, N)" in both.source
+    assert "gemm[(1,)](q.permute(0, 2, 1, 3).contiguous(), q," in both.source
+    assert len(alone) == 2 and all(rw.source.count(".contiguous()") == 1 for rw in alone)
+    # A view whose strides the launch passes is indexed as it is: left alone.
+    assert not any("x_t = x.transpose(0, 1).contiguous()" in s for s in texts.values())

@@ -17,11 +17,13 @@ from kernel_medic.tools.repair.rules.base import (
     _constexpr_params,
     _dotted,
     _expr,
+    _kernels,
     _launches,
     _names,
     _params,
     _program_id_names,
     _render,
+    _replace_many,
     _swap,
     _values_of,
     rule,
@@ -62,6 +64,79 @@ def contiguous_inputs(tree: Tree, fn: cst.FunctionDef, context: RuleContext | No
         new_body = body.with_changes(body=[*body.body[:at], *stmts, *body.body[at:]])
         what = "ModelNew.forward: make " + ", ".join(group) + " contiguous first"
         yield Edit(tree.replace(body, new_body), line, what)
+
+
+# ---------------------------------------------------------------- contiguous_view
+
+# Views whose elements are not laid out as a contiguous tensor of their shape (a reshape or view of one is
+# still strided where it does not copy).
+_PERMUTING = {
+    "t", "T", "mT", "mH", "transpose", "permute", "movedim", "swapaxes", "swapdims", "expand", "expand_as",
+}  # fmt: skip
+
+
+def _strided_view(expr: cst.BaseExpression) -> bool:
+    """`w.t()`, `q.transpose(1, 2)`, `x.permute(...).reshape(...)`, `x.T`, `x[:, ::2]`: a strided view."""
+    node = expr
+    while True:
+        if isinstance(node, cst.Call):
+            node = node.func
+        if isinstance(node, cst.Attribute):
+            if node.attr.value in _PERMUTING:
+                return True
+            node = node.value
+        elif isinstance(node, cst.Subscript):
+            steps = [e for e in node.slice if isinstance(e.slice, cst.Slice) and e.slice.step is not None]
+            later = [e for e in node.slice[1:] if isinstance(e.slice, cst.Slice)]
+            if steps or later:
+                return True
+            node = node.value
+        else:
+            return False
+
+
+@rule(
+    "contiguous_view",
+    title="a strided view handed to a kernel without its strides is made contiguous",
+    bug_class="strides_layout",
+    symptoms=("transposed", "rows_permuted", "scattered", "periodic", "shifted", "everywhere", "rows"),
+    per="module",
+)
+def contiguous_view(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """A wrapper hands a kernel a transposed or permuted view (`w_t = weight.t()`, `q.transpose(1, 2)`) but
+    none of its strides: the kernel indexes it as a contiguous tensor of its shape and reads the storage in
+    another order. The view is made contiguous where it is made; every such view at once, and each alone."""
+    kernels = set(_kernels(tree.module))
+    sites: list[cst.BaseExpression] = []
+    for fn in m.findall(tree.module, m.FunctionDef()):
+        if not isinstance(fn, cst.FunctionDef) or fn in kernels:
+            continue
+        values = _values_of(fn)
+        for launch in _launches(fn):  # type: ignore[arg-type]
+            text = _render(launch)
+            for arg in launch.args:
+                value = arg.value
+                if isinstance(value, cst.Name):
+                    made = values.get(value.value, [])
+                    if len(made) != 1 or f"{value.value}.stride(" in text or not _strided_view(made[0]):
+                        continue
+                    value = made[0]
+                elif not _strided_view(value):
+                    continue
+                if not any(value is s for s in sites):
+                    sites.append(value)
+
+    def contiguous(node: cst.BaseExpression) -> cst.BaseExpression:
+        code = _render(node.with_changes(lpar=[], rpar=[]))
+        atomic = isinstance(node, cst.Call | cst.Attribute | cst.Subscript | cst.Name)
+        return _expr(f"{code}.contiguous()" if atomic else f"({code}).contiguous()")
+
+    if len(sites) > 1:
+        new = _replace_many(tree.module, {s: contiguous(s) for s in sites})
+        also = tuple(tree.line(s) for s in sites[1:])
+        yield Edit(new, tree.line(sites[0]), f"{len(sites)} strided views made contiguous", also)
+    for site in sites:
+        yield tree.edit(site, contiguous(site), f"{_render(site)} made contiguous before the launch")
 
 
 # ---------------------------------------------------------------- strides

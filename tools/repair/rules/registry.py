@@ -82,6 +82,7 @@ RULES: dict[str, Rule] = {
         numerics.eps_inside_sqrt,
         normalisation.divide_by_n_not_block,
         layout.contiguous_inputs,
+        layout.contiguous_view,
         in_place.clone_modified_input,
         in_place.write_back_update,
         masks.load_mask,
