@@ -197,3 +197,30 @@ def test_a_transposed_view_handed_to_a_kernel_without_its_strides_is_made_contig
     assert len(alone) == 2 and all(rw.source.count(".contiguous()") == 1 for rw in alone)
     # A view whose strides the launch passes is indexed as it is: left alone.
     assert not any("x_t = x.transpose(0, 1).contiguous()" in s for s in texts.values())
+
+
+HELPER_LSE = kernel("""
+    @triton.jit
+    def _update(m, s, x):
+        m_new = tl.maximum(m, tl.max(x, axis=0))
+        return m_new, s * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new), axis=0)
+
+
+    @triton.jit
+    def two_lse(a, b, out, N, BLOCK: tl.constexpr):
+        m_a, s_a, m_b, s_b = -float("inf"), 0.0, -float("inf"), 0.0
+        for off in range(0, N, BLOCK):
+            cols = off + tl.arange(0, BLOCK)
+            ok = cols < N
+            za = tl.load(a + cols, mask=ok, other=0.0) * 0.5
+            zb = tl.load(b + cols, mask=ok, other=0.0) * 0.5
+            m_a, s_a = _update(m_a, s_a, za)
+            m_b, s_b = _update(m_b, s_b, zb)
+        tl.store(out, m_a + tl.log(s_a) - m_b - tl.log(s_b))
+""")
+
+
+def test_loads_reduced_inside_a_jit_helper_pad_with_the_helpers_neutral_element() -> None:
+    both, *alone = propose(HELPER_LSE, ["neutral_other_max"])
+    assert both.source.count('other=-float("inf")) * 0.5') == 2
+    assert len(alone) == 2 and all(rw.source.count('other=-float("inf")') == 1 for rw in alone)

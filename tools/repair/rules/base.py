@@ -521,6 +521,30 @@ def _feeds(load: cst.Call, fn: cst.FunctionDef, tree: Tree) -> set[str]:
     return set().union(*(_reachable(t, edges) for t in targets)) if targets else set()
 
 
+def _helper_reads(tree: Tree, fn: cst.FunctionDef, consumers: tuple[str, ...]) -> list[tuple[str, set[str]]]:
+    """Consumer calls (`tl.max`, `tl.exp`) inside the @triton.jit helpers `fn` calls, as (call name, names
+    of `fn` handed to the parameters its first argument reads): a value the kernel hands `_update(m, s, x)`
+    reaches the helper's `tl.max(x)` as if the kernel had written it there."""
+    helpers = {k.name.value: k for k in _kernels(tree.module) if k is not fn}
+    out: list[tuple[str, set[str]]] = []
+    for call in _calls(fn.body, *helpers):
+        helper = helpers[_dotted(call.func) or ""]
+        params = [p.name.value for p in _params(helper)]
+        edges = _flow(helper)
+        handed = [
+            (a.keyword.value if a.keyword else params[i] if i < len(params) else "", _names(a.value))
+            for i, a in enumerate(call.args)
+        ]
+        for used in _calls(helper.body, *consumers):
+            if not used.args:
+                continue
+            read = _names(used.args[0].value)
+            names = set().union(*(n for p, n in handed if p and _reachable(p, edges) & read))
+            if names:
+                out.append((_dotted(used.func) or "", names))
+    return out
+
+
 def _values_of(fn: cst.FunctionDef) -> dict[str, list[cst.BaseExpression]]:
     out: dict[str, list[cst.BaseExpression]] = {}
     for targets, value in _assignments(fn.body):

@@ -19,12 +19,14 @@ from kernel_medic.tools.repair.rules.base import (
     _expr,
     _feeds,
     _for_loops,
+    _helper_reads,
     _is_inf,
     _is_number,
     _names,
     _paren,
     _reachable,
     _render,
+    _replace_many,
     _with_kwarg,
     rule,
     rules_of,
@@ -45,11 +47,13 @@ def neutral_other_max(tree: Tree, fn: cst.FunctionDef, context: RuleContext | No
         for name in _names(value):
             edges.setdefault(name, set()).update(targets)
     reducers: list[tuple[str, set[str], list[cst.Call]]] = []
-    for red in _calls(fn.body, *(f"tl.{k}" for k in _NEUTRAL)):
+    for red in _calls(fn.body, *_EXTREMA):
         first = _arg(red, "input", 0)
         if first is not None:
             kind = (_dotted(red.func) or "").removeprefix("tl.")
             reducers.append((kind, _names(first.value), _calls(first.value, "tl.load")))
+    for name, names in _helper_reads(tree, fn, _EXTREMA):
+        reducers.append((name.removeprefix("tl."), names, []))
     # Which reductions each load feeds: through assignments, or written straight into the reduction.
     feeds: dict[int, set[str]] = {}
     for targets, value in assigns:
@@ -59,32 +63,45 @@ def neutral_other_max(tree: Tree, fn: cst.FunctionDef, context: RuleContext | No
     for kind, _, direct in reducers:
         for load in direct:
             feeds.setdefault(id(load), set()).add(kind)
+    changes: dict[str, list[tuple[cst.CSTNode, cst.CSTNode, int, str]]] = {}
     for load in _calls(fn.body, "tl.load"):
         for kind in sorted(feeds.get(id(load), ())):
-            padded = _pad(tree, load, _NEUTRAL[kind], lambda e: _is_number(e, 0))
-            if padded is not None:
-                new, line, what = padded
-                yield Edit(new, line, f"{fn.name.value}: {what} on the load feeding tl.{kind}")
+            change = _pad_change(tree, load, _NEUTRAL[kind], lambda e: _is_number(e, 0))
+            if change is not None:
+                changes.setdefault(kind, []).append(change)
+    for kind, found in changes.items():
+        if len(found) > 1:  # two inputs reduced alike (a student's and a teacher's logits): pad them all
+            new = _replace_many(tree.module, {old: new for old, new, _, _ in found})
+            what = f"{fn.name.value}: every load feeding tl.{kind} pads with {_NEUTRAL[kind]}"
+            yield Edit(new, found[0][2], what, tuple(line for *_, line, _ in found[1:]))
+        for old, new, line, what in found:
+            yield Edit(tree.replace(old, new), line, f"{fn.name.value}: {what} on the load feeding tl.{kind}")
+
+
+def _pad_change(
+    tree: Tree, load: cst.Call, neutral: str, wrong: Callable[[cst.BaseExpression], bool]
+) -> tuple[cst.CSTNode, cst.CSTNode, int, str] | None:
+    """(old node, new node, line, what) making the load pad its masked lanes with `neutral`: its wrong
+    `other` replaced, or one added."""
+    other = _arg(load, "other", 2)
+    if other is not None and wrong(other.value):
+        what = f"other={tree.code(other.value)} -> other={neutral}"
+        return other.value, _expr(neutral), tree.line(other), what
+    if other is None and _arg(load, "mask", 1) is not None:
+        new = _with_kwarg(load, "other", neutral)
+        return load, new, tree.line(load.args[-1], end=True), f"add other={neutral}"
+    return None
 
 
 def _pad(
     tree: Tree, load: cst.Call, neutral: str, wrong: Callable[[cst.BaseExpression], bool]
 ) -> tuple[cst.Module, int, str] | None:
     """The load padding its masked lanes with `neutral`: its wrong `other` replaced, or one added."""
-    other = _arg(load, "other", 2)
-    if other is not None and wrong(other.value):
-        return (
-            tree.replace(other.value, _expr(neutral)),
-            tree.line(other),
-            f"other={tree.code(other.value)} -> other={neutral}",
-        )
-    if other is None and _arg(load, "mask", 1) is not None:
-        return (
-            tree.replace(load, _with_kwarg(load, "other", neutral)),
-            tree.line(load.args[-1], end=True),
-            f"add other={neutral}",
-        )
-    return None
+    change = _pad_change(tree, load, neutral, wrong)
+    if change is None:
+        return None
+    old, new, line, what = change
+    return tree.replace(old, new), line, what
 
 
 _SUM = ("tl.sum", "tl.cumsum", "tl.dot")
@@ -102,7 +119,9 @@ def _neutral_for(
     wrong: Callable[[cst.BaseExpression], bool],
 ) -> Iterator[Edit]:
     wanted = set().union(*(_names(c.args[0].value) for c in _calls(fn.body, *consumers) if c.args))
+    wanted |= set().union(*(names for _, names in _helper_reads(tree, fn, consumers)))
     avoided = set().union(*(_names(c.args[0].value) for c in _calls(fn.body, *avoid) if c.args))
+    avoided |= set().union(*(names for _, names in _helper_reads(tree, fn, avoid)))
     for load in _calls(fn.body, "tl.load"):
         reach = _feeds(load, fn, tree)
         if not reach & wanted or reach & avoided:
