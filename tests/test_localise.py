@@ -452,3 +452,27 @@ def test_right_kernel_values_put_the_hosts_work_on_them_after_the_launch_first()
     # Returning the kernel's output as it is, the host did nothing after the launch: the kernel's lines lead.
     plain = source.replace("    total = losses.sum()\n    return total / n_rows\n", "    return losses\n")
     assert set(rank_statements(plain, report, agreement).lines[:3]) <= {load, loss, store}
+
+
+SHORT_NAMES = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def shift(x, y, L, S, BL: tl.constexpr):
+    lo = tl.arange(0, BL)
+    li = lo * S - 1
+    t = li * 2.0
+    m = (li >= 0) & (li <= L)
+    v = tl.load(x + li, mask=m, other=0.0)
+    tl.store(y + lo, v + t, mask=lo < L)
+"""
+
+
+def test_a_mask_and_an_index_are_known_by_where_loads_use_them_not_by_their_names() -> None:
+    tail = {"cases": [{"name": "seed0", "verdict": "mismatch", "pattern": "tail_block", "counted": True}]}
+    lines = rank_statements(SHORT_NAMES, tail).lines
+    mask_line, compute_line = 10, 9  # `m = ...` feeds only the load's mask; `t = ...` only the stored value
+    assert lines.index(mask_line) < 3
+    assert compute_line not in lines or lines.index(compute_line) > lines.index(mask_line)

@@ -174,27 +174,46 @@ def _names_read(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
-def _kind(stmt: ast.stmt, writes: set[str]) -> str:
+def _kind(stmt: ast.stmt, writes: set[str], roles: tuple[set[str], set[str]] = (set(), set())) -> str:
+    """`roles`: names the kernel's loads and stores read as masks only, and as addresses: what a statement
+    writes says its kind however the kernel names it (`m`, `ok`, `li`)."""
     calls = [tl_name(c) for c in ast.walk(stmt) if isinstance(c, ast.Call)]
+    masks, addresses = roles
     if "store" in calls or "atomic_add" in calls:
         return "store"
     if "load" in calls:
         return "load"
     if isinstance(stmt, ast.For | ast.While | ast.If):
         return "control"
-    if any("mask" in w.lower() for w in writes):
+    if any("mask" in w.lower() for w in writes) or writes & masks:
         return "mask"
     if (
         "arange" in calls
         or "program_id" in calls
         or any(k in w.lower() for w in writes for k in ("off", "idx", "ptr", "row", "col", "pid"))
+        or writes & addresses
     ):
         return "index"
     return "compute"
 
 
+def _memory_roles(fn: ast.FunctionDef) -> tuple[set[str], set[str]]:
+    """(names read only by the masks of the kernel's loads and stores, names read by their pointers)."""
+    masks: set[str] = set()
+    addresses: set[str] = set()
+    for call in ast.walk(fn):
+        if not isinstance(call, ast.Call) or tl_name(call) not in ("load", "store", "atomic_add"):
+            continue
+        pointer = store_argument(call, 0, "pointer")
+        mask = store_argument(call, 1 if tl_name(call) == "load" else 2, "mask")
+        addresses |= _names_read(pointer) if pointer is not None else set()
+        masks |= _names_read(mask) if mask is not None else set()
+    return masks - addresses, addresses
+
+
 def _statements(fn: ast.FunctionDef, host: bool) -> list[_Stmt]:
     out = []
+    roles = _memory_roles(fn) if not host else (set(), set())
     guards: dict[ast.AST, int] = {}
     for node in ast.walk(fn):
         # Only branches: a loop header is reached through its loop variable where it matters, and ranking
@@ -223,7 +242,7 @@ def _statements(fn: ast.FunctionDef, host: bool) -> list[_Stmt]:
             )
             kind = "launch" if launch and not isinstance(node, ast.For | ast.If | ast.While) else "host"
         else:
-            kind = _kind(node, writes)
+            kind = _kind(node, writes, roles)
         updates = writes if isinstance(node, ast.AugAssign) else set()
         stores = [c for c in ast.walk(head) if isinstance(c, ast.Call) and tl_name(c) == "store"]
         pointer = store_argument(stores[0], 0, "pointer") if stores else None
