@@ -267,3 +267,38 @@ def test_every_host_rule_has_a_wrapper_it_applies_to(rule: str) -> None:
     assert found
     for rw in found:
         compile(rw.source, "candidate.py", "exec")
+
+
+SWAPPED_SETTINGS = '''\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def axpby(x, y, out, n, alpha, beta, BLOCK: tl.constexpr):
+    pass
+
+
+def scaled_sum(x, y, alpha, beta):
+    out = torch.empty_like(x)
+    axpby[(1,)](x, y, out, x.numel(), alpha, beta, BLOCK=128)
+    return out
+
+
+class ModelNew(nn.Module):
+    def __init__(self, alpha, beta):
+        super().__init__()
+        self.alpha, self.beta = alpha, beta
+
+    def forward(self, x, y):
+        return scaled_sum(x, y, self.beta, self.alpha)
+'''
+
+
+def test_arguments_named_after_each_others_parameters_are_swapped() -> None:
+    (rw,) = propose(SWAPPED_SETTINGS, ["args_named_for_another"])
+    assert "return scaled_sum(x, y, self.alpha, self.beta)" in rw.source
+    # Arguments in their own parameters' places (the launch) are left alone.
+    assert propose(rw.source, ["args_named_for_another"]) == []

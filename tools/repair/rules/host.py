@@ -6,6 +6,7 @@ What the reference means (its reduction mode, ignore_index, output dtype) comes 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 
@@ -27,6 +28,7 @@ from kernel_medic.tools.repair.rules.base import (
     _params,
     _render,
     _scaled_by,
+    _swap,
     _tensor_params,
     _with_kwarg,
     rule,
@@ -480,6 +482,46 @@ def pass_constructor_attribute(
             default = tree.code(p.default)
             what = f"ModelNew.forward: pass self.{attr} as {name} (the default {default} was used)"
             yield tree.edit(call, _with_kwarg(call, name, f"self.{attr}"), what)
+
+
+# ---------------------------------------------------------------- args_named_for_another
+
+
+def _spelled(expr: cst.BaseExpression) -> str | None:
+    """The name an argument is spelled with: `beta`, `self.beta`, `self._beta`."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return expr.attr.value.lstrip("_")
+    return None
+
+
+@rule(
+    "args_named_for_another",
+    title="two arguments handed in each other's place, by the callee's parameter names",
+    bug_class="wrapper",
+    symptoms=("everywhere", "scattered", "constant_ratio", "rows", "columns"),
+    per="module",
+)
+def args_named_for_another(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """A call to a function or kernel of the module hands `self.beta` to the parameter `alpha` and
+    `self.alpha` to `beta`: each argument is named after the other's parameter. They are swapped."""
+    functions = [f for f in m.findall(tree.module, m.FunctionDef()) if isinstance(f, cst.FunctionDef)]
+    defined = {f.name.value: f for f in functions}
+    for call in [*_calls(tree.module, *defined), *_launches(tree.module)]:
+        target = call.func.value if isinstance(call.func, cst.Subscript) else call.func
+        fn = defined.get(_dotted(target) or "")
+        if fn is None:
+            continue
+        ordered = [*fn.params.posonly_params, *fn.params.params]
+        params = [p.name.value for p in ordered if p.name.value != "self"]
+        given = [i for i, a in enumerate(call.args) if a.keyword is None and not a.star][: len(params)]
+        spelled = [_spelled(call.args[i].value) for i in given]
+        for x, y in itertools.combinations(range(len(given)), 2):
+            if params[x] != params[y] and (spelled[x], spelled[y]) == (params[y], params[x]):
+                a, b = call.args[given[x]].value, call.args[given[y]].value
+                what = f"{params[x]} gets {tree.code(b)} and {params[y]} gets {tree.code(a)}"
+                yield Edit(_swap(tree, call, given[x], given[y]), tree.line(a), what)
 
 
 RULES = rules_of(__name__)

@@ -150,6 +150,7 @@ RULES: dict[str, Rule] = {
         host.rows_from_numel,
         host.shape_in_scale,
         host.pass_constructor_attribute,
+        host.args_named_for_another,
         reduction.logsumexp_shift,
         reduction.neutral_init,
         reduction.mask_scores,
