@@ -398,6 +398,29 @@ def test_window_average_counts_the_valid_taps() -> None:
     assert "tl.sum(win, axis=1) / tl.maximum(tl.sum(valid.to(tl.float32), axis=1), 1.0)" in rewrites[0].source
 
 
+CLIPPED_DIVISOR = AVGPOOL_LOOP.replace(
+    "    acc = tl.zeros([BLOCK], dtype=tl.float32)\n",
+    "    h0 = tl.maximum(oh - PAD, -PAD)\n    h1 = tl.minimum(oh - PAD + KH, H + PAD)\n"
+    "    size = (h1 - h0) * KW\n    acc = tl.zeros([BLOCK], dtype=tl.float32)\n",
+).replace(
+    "            acc += tl.load(",
+    "            v = tl.load(",
+).replace(
+    "other=0.0)\n",
+    "other=0.0)\n            acc += v.to(tl.float32)\n",
+).replace("acc / (KH * KW)", "acc / size.to(tl.float32)")
+
+
+def test_a_divisor_from_a_window_clipped_to_the_padded_extent_becomes_the_count_of_taps() -> None:
+    # The reference excludes the pad: whatever the kernel divides by, the taps inside the input are the count.
+    source = kernel(CLIPPED_DIVISOR)
+    (rewrite,) = by_rule(source, "avg_pool_valid_count", EXCLUDE_PAD)
+    assert "            count += ((offs < OH * OW) & (hh >= 0)" in rewrite.source
+    assert "acc / tl.maximum(count, 1.0)" in rewrite.source
+    # Without the reference's word only a plain window area is suspect.
+    assert by_rule(source, "avg_pool_valid_count", None) == []
+
+
 def test_count_include_pad_true_keeps_the_window_area() -> None:
     assert (
         by_rule(kernel(AVGPOOL_LOOP), "avg_pool_valid_count", reference("nn.AvgPool2d(3, padding=1)")) == []

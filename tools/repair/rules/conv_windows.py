@@ -397,7 +397,10 @@ def avg_pool_valid_count(tree: Tree, fn: cst.FunctionDef, context: RuleContext |
     for div in m.findall(fn.body, m.BinaryOperation(operator=m.Divide())):
         assert isinstance(div, cst.BinaryOperation)
         divisor = div.right.with_changes(lpar=[], rpar=[])
-        if not _window_area(divisor, kernel_sizes) or isinstance(divisor, cst.Integer):
+        # With the reference saying count_include_pad=False, any divisor but a count of the taps is wrong
+        # (a window clipped to the padded extent); without it, only the plain window area is suspect.
+        told = spec is not None and spec.get("count_include_pad") is False
+        if isinstance(divisor, cst.Integer) or not (told or _window_area(divisor, kernel_sizes)):
             continue
         numerator = div.left
         replace: dict[cst.CSTNode, cst.CSTNode] = {}
@@ -407,8 +410,8 @@ def avg_pool_valid_count(tree: Tree, fn: cst.FunctionDef, context: RuleContext |
             init = inits.get(acc)
             steps = accumulates[acc]
             load = next(iter(_calls(steps[0].value, "tl.load")), None)
-            if load is None and isinstance(steps[0].value, cst.Name):
-                load = loads.get(steps[0].value.value)
+            if load is None:  # `acc += v` or `acc += v.to(tl.float32)`: the load that made v
+                load = next((loads[n] for n in sorted(_names(steps[0].value)) if n in loads), None)
             mask = _arg(load, "mask", 1) if load is not None else None
             if init is None or mask is None:
                 continue
