@@ -476,3 +476,14 @@ def test_a_mask_and_an_index_are_known_by_where_loads_use_them_not_by_their_name
     mask_line, compute_line = 10, 9  # `m = ...` feeds only the load's mask; `t = ...` only the stored value
     assert lines.index(mask_line) < 3
     assert compute_line not in lines or lines.index(compute_line) > lines.index(mask_line)
+
+
+def test_only_the_last_column_wrong_is_a_boundary_like_a_tail_not_a_layout() -> None:
+    def columns(wrong: list[int]) -> dict:  # type: ignore[type-arg]
+        detail = {"columns": wrong, "count": len(wrong), "of": 100}
+        case = {"name": "seed0", "verdict": "mismatch", "pattern": "columns", "pattern_detail": detail}
+        return {"cases": [case]}
+
+    mask_line = 10
+    assert rank_statements(SHORT_NAMES, columns([99])).lines.index(mask_line) < 3
+    assert rank_statements(SHORT_NAMES, columns([40, 41])).lines.index(mask_line) > 2

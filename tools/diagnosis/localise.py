@@ -335,7 +335,8 @@ def _report_cues(report: dict[str, Any]) -> dict[str, float]:
     seeds_pass = any(c.get("verdict") == "pass" for c in cases if str(c.get("name", "")).startswith("seed"))
     if rels & _COVERAGE or any(c.get("nan_count") for c in failing):
         weights.update(launch=3.0, store=2.5, mask=2.0, control=1.5, index=1.0)
-    if patterns & _TAILS or (seeds_pass and any("shape[" in str(c.get("name")) for c in failing)):
+    edges = any(_at_edge(c) for c in failing)
+    if patterns & _TAILS or edges or (seeds_pass and any("shape[" in str(c.get("name")) for c in failing)):
         weights.update(mask=max(weights["mask"], 3.0), control=max(weights["control"], 2.5))
         weights.update(launch=max(weights["launch"], 2.0), load=max(weights["load"], 1.5))
     if rels & _LAYOUT or patterns & {"rows", "columns", "periodic"}:
@@ -347,6 +348,17 @@ def _report_cues(report: dict[str, Any]) -> dict[str, float]:
     if "everywhere" in patterns or not any(weights.values()):
         weights.update(compute=max(weights["compute"], 2.0), load=max(weights["load"], 1.0))
     return weights
+
+
+def _at_edge(case: dict[str, Any]) -> bool:
+    """Wrong columns (or rows) that are only the first or the last of their axis: a boundary, like a tail
+    (a bound off by one, a padding test), not a layout."""
+    detail = case.get("pattern_detail") or {}
+    lines = detail.get(str(case.get("pattern")))
+    of = detail.get("of")
+    if case.get("pattern") not in ("rows", "columns") or not lines or not isinstance(of, int) or of < 4:
+        return False
+    return all(i in (0, of - 1) for i in lines) and len(lines) == detail.get("count")
 
 
 def _decomposes(kernels: list[ast.FunctionDef]) -> set[int]:
