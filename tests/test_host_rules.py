@@ -260,7 +260,7 @@ def test_every_host_rule_has_a_wrapper_it_applies_to(rule: str) -> None:
     contexts = [RuleContext.from_reference(IGNORING, {"reference_dtype": "int64"})]
     found = [
         rw
-        for s in (ARGMAX, LOSS, CAPPED, ROWS, SCALE, ATOMIC, GRID, TEMPERATURE, DEFAULTED)
+        for s in (ARGMAX, LOSS, CAPPED, ROWS, SCALE, ATOMIC, GRID, TEMPERATURE, DEFAULTED, SWAPPED_SETTINGS)
         for c in contexts
         for rw in propose(s, [rule], c)
     ]

@@ -835,9 +835,10 @@ def test_every_rule_has_a_kernel_it_applies_to() -> None:
     families = (masks, numerics, precision, normalisation, layout, loops, operators)
     taxonomy = {r.id for family in families for r in family.RULES} | {host.output_dtype.id}
     taxonomy -= {normalisation.variance_divisor.id, normalisation.drop_divisor.id}
-    # floor_mod needs a reference that takes a remainder: tests/test_llm_shaped_rules.py covers it. The
-    # reduction family's mask_reduced_operand also fires on NORM's centred sum (its own tests are there too).
-    taxonomy -= {operators.floor_mod.id}
+    # floor_mod needs a reference that takes a remainder, contiguous_view a wrapper handing a kernel a view:
+    # tests/test_llm_shaped_rules.py covers both. The reduction family's mask_reduced_operand also fires on
+    # NORM's centred sum (its own tests are there too).
+    taxonomy -= {operators.floor_mod.id, layout.contiguous_view.id}
     covered -= {"mask_reduced_operand"}
     assert covered == taxonomy
 
