@@ -16,7 +16,6 @@ from kernel_medic.tools.repair.rules.base import (
     _assignments,
     _calls,
     _constexpr_params,
-    _edit,
     _expr,
     _is_number,
     _mask_names,
@@ -26,6 +25,7 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.compose import _edit
 from kernel_medic.tools.repair.rules.conv_spec import (
     _apply,
     _atom,

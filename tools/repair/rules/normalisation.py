@@ -11,11 +11,9 @@ from kernel_medic.tools.repair.rules.base import (
     Edit,
     RuleContext,
     Tree,
-    _ancestors,
     _arg,
     _calls,
     _dotted,
-    _edit,
     _expr,
     _is_number,
     _kernels,
@@ -27,12 +25,11 @@ from kernel_medic.tools.repair.rules.base import (
     _render,
     _scalar_params,
     _squares,
-    _statement,
     _values_of,
-    _wrapped,
     rule,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.compose import _ancestors, _edit, _statement, _wrapped
 
 # ---------------------------------------------------------------- divide_by_n_not_block
 

@@ -13,7 +13,6 @@ from kernel_medic.tools.repair.rules.base import (
     _arg,
     _calls,
     _dotted,
-    _edit,
     _expr,
     _feeds,
     _names,
@@ -21,6 +20,7 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.compose import _edit
 
 # ---------------------------------------------------------------- fp32_accumulator
 

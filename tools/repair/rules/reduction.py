@@ -17,12 +17,10 @@ from kernel_medic.tools.repair.rules.base import (
     Edit,
     RuleContext,
     Tree,
-    _ancestors,
     _arg,
     _assignments,
     _calls,
     _dotted,
-    _edit,
     _expr,
     _feeds,
     _is_inf,
@@ -31,12 +29,11 @@ from kernel_medic.tools.repair.rules.base import (
     _params,
     _render,
     _scalar_params,
-    _statement,
     _values_of,
-    _wrapped,
     rule,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.compose import _ancestors, _edit, _statement, _wrapped
 
 
 def _fresh(fn: cst.FunctionDef, base: str) -> str:
