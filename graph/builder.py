@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from kernel_medic.graph.budget import stop_reason
+from kernel_medic.graph.runtime import config_of
 from kernel_medic.graph.state import RepairState
 from kernel_medic.nodes.audit import audit
 from kernel_medic.nodes.diagnose import diagnose
@@ -53,6 +55,9 @@ def after_verify(state: RepairState) -> Literal["audit", "instrument", "guard"]:
     # Instrumentation is worth its cost only once a first fix has failed (as in the paper), and never on a
     # crash: its probes need outputs to compare.
     if (state.get("best_report") or {}).get("crash"):
+        return "guard"
+    # Its findings feed the next diagnosis, which a spent wall budget never reaches (probes ran 61 s past it).
+    if stop_reason(state, config_of(state)) == "wall_budget":
         return "guard"
     return "instrument" if not state.get("instrumentation") else "guard"
 

@@ -16,6 +16,9 @@ from kernel_medic.tools.diagnosis.capture import capture
 from kernel_medic.tools.diagnosis.probes import PROBES, run_probes
 
 PROBE_TIMEOUT_S = 20.0
+"""Wall clock per probe or capture job."""
+PROBE_FLOOR_S = 5.0
+"""The least a probe job gets when little of the wall budget is left."""
 
 
 def variant_localisation(report: dict[str, Any]) -> dict[str, Any]:
@@ -50,16 +53,19 @@ def instrument(state: RepairState) -> dict[str, Any]:
             state.get("best_source") or state.get("original_source", "")
         )
         pool = evaluator_for(config).pool
+        # A slow kernel's probes once took 61 s: each job gets no more than what is left of the wall budget.
+        left = config.wall_budget_s - state.get("wall_s", 0.0)
+        timeout_s = min(PROBE_TIMEOUT_S, max(PROBE_FLOOR_S, left))
     except Exception as exc:  # a problem that cannot be rebuilt here must not end the run
         reason = f"{type(exc).__name__}: {exc}"
         return {"instrumentation": findings + [{"kind": "probe", "skipped": reason}]}
     try:
-        for finding in run_probes(problem, pool, config.device, PROBES, timeout_s=PROBE_TIMEOUT_S):
+        for finding in run_probes(problem, pool, config.device, PROBES, timeout_s=timeout_s):
             findings.append({"kind": "probe", **finding})
     except Exception as exc:  # the probes are advisory: record why they failed
         findings.append({"kind": "probe", "skipped": f"{type(exc).__name__}: {exc}"})
     try:
-        findings.append(capture(problem, pool, config.device, _capture_variant(report), PROBE_TIMEOUT_S))
+        findings.append(capture(problem, pool, config.device, _capture_variant(report), timeout_s))
     except Exception as exc:
         findings.append({"kind": "capture", "skipped": f"{type(exc).__name__}: {exc}"})
     return {"instrumentation": findings}

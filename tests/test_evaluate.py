@@ -135,6 +135,27 @@ def test_screening_with_a_deadline_stops_running_cases_once_one_times_out(
     assert all(c.verdict == "timeout" for c in report.cases)
 
 
+def test_cases_queued_behind_a_slow_one_are_dropped_when_the_deadline_passes(
+    evaluator: Evaluator, tmp_path: Path
+) -> None:
+    # The first case runs the model twice and its second run is slow; the other cases pass through the other
+    # worker meanwhile. Past the deadline none of them may start: finalists once ran 40 s past it.
+    slow_second_run = (
+        "x = x.contiguous()",
+        "self._runs = getattr(self, '_runs', 0) + 1\n"
+        "        __import__('time').sleep(8.0 if self._runs == 2 else 0.5)\n"
+        "        x = x.contiguous()",
+    )
+    problem = load_problem(write_problem(tmp_path, scale_candidate(slow_second_run), toml="timeout_s = 30\n"))
+    report = evaluator.evaluate(problem, tier="full", deadline=time.monotonic() + 2.0)
+    ran = [c for c in report.cases if not (c.error or "").startswith("not run")]
+    dropped = [c for c in report.cases if (c.error or "").startswith("not run: out of screening time")]
+    assert report.verdict == "timeout" and len(report.cases) >= 10
+    assert ran[0].verdict == "pass"  # started before the deadline: judged, never cut
+    # Before: every case the other worker could fit into the slow case's 8 s ran (about ten).
+    assert len(ran) <= 6 and len(dropped) == len(report.cases) - len(ran)
+
+
 def test_segfault_is_a_crash_and_the_pool_keeps_serving(evaluator: Evaluator, tmp_path: Path) -> None:
     cand = scale_candidate(("x = x.contiguous()", "import ctypes\n        ctypes.string_at(0)"))
     report = evaluate(evaluator, write_problem(tmp_path / "bad", cand))

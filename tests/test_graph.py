@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from kernel_medic.graph.api import RepairResult, repair
 from kernel_medic.graph.budget import stop_reason
-from kernel_medic.graph.builder import build_graph
+from kernel_medic.graph.builder import after_verify, build_graph
 from kernel_medic.graph.config import RepairConfig
 from kernel_medic.tools.repair.llm import render_prompt
 from kernel_medic.tools.trace import read_trace, source_hash
@@ -93,6 +93,15 @@ def test_guard_stops_on_each_budget(state: dict, reason: str | None) -> None:
         max_iterations=5, max_llm_calls=3, max_tokens=100, wall_budget_s=30, no_progress_limit=2
     )
     assert stop_reason(state, config) == reason  # type: ignore[arg-type]
+
+
+def test_no_instrumentation_once_the_wall_budget_is_spent() -> None:
+    """Probes feed a next diagnosis that a spent budget never reaches: they would only lengthen the run."""
+    config = RepairConfig(wall_budget_s=30).to_dict()
+    failed = {"config": config, "best_report": {"verdict": "mismatch"}}
+    assert after_verify({**failed, "wall_s": 12.0}) == "instrument"  # type: ignore[typeddict-item]
+    assert after_verify({**failed, "wall_s": 31.0}) == "guard"  # type: ignore[typeddict-item]
+    assert after_verify({**failed, "wall_s": 12.0, "instrumentation": [{}]}) == "guard"  # type: ignore
 
 
 def test_offline_cli_repairs_the_bundled_example(tmp_path: Path) -> None:
