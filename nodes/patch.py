@@ -34,7 +34,7 @@ from kernel_medic.tools.repair.patchers import (
     PatchRequest,
     Proposal,
 )
-from kernel_medic.tools.repair.search import full_report, screening_tier
+from kernel_medic.tools.repair.search import SCREENING, full_report, screening_tier
 from kernel_medic.tools.trace import append_event, source_hash
 
 
@@ -191,6 +191,7 @@ def _offline(state: RepairState, mutations: bool) -> OfflinePatcher:
             digest=source_hash(source),
             wall_s=round(wall, 3),
             timeout_s=round(limit, 1),
+            **_label(source),
         )
         return report
 
@@ -247,6 +248,12 @@ def _localiser(state: RepairState) -> Callable[[str, dict[str, Any]], list[int]]
         return _LOCALISED[key]
 
     return localiser
+
+
+def _label(source: str) -> dict[str, Any]:
+    """The rule and line of the edit a screening runs, when the search is screening one."""
+    rw = SCREENING.get()
+    return {"rule": rw.rule, "line": rw.line} if rw is not None and rw.source == source else {}
 
 
 _LOCALISED: dict[tuple[str, str], list[int]] = {}

@@ -142,6 +142,11 @@ def test_offline_cli_repairs_the_bundled_example(tmp_path: Path) -> None:
     assert screens and tiers <= {"micro", "light", "full"} and all(e["timeout_s"] > 0 for e in screens)
     # The search's full-tier run of the repair is its verification: verify does not run the kernel again.
     assert [e["tier"] for e in screens if e["digest"] == source_hash(repaired)].count("full") == 1
+    # A screening names the edit it ran: which rule, at which line of the version it edits.
+    before = Path("examples/softmax_tail/candidate.py").read_text().splitlines()
+    changed = {n for n, (a, b) in enumerate(zip(before, repaired.splitlines()), 1) if a != b}
+    named = [e for e in screens if e["digest"] == source_hash(repaired) and e["tier"] != "full"]
+    assert named and all(isinstance(e.get("rule"), str) and e.get("line") in changed for e in named)
     runs = [e.get("reused", False) for e in events if e["event"] == "tool" and e.get("name") == "evaluate"]
     assert runs[0] is False and runs[1:] and all(runs[1:])  # the candidate as given, then each patch's
 

@@ -13,6 +13,7 @@ import math
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,8 @@ from kernel_medic.tools.trace import source_hash
 EvaluateFn = Callable[[str, str], dict[str, Any]]
 """(source, tier) -> the evaluation report as a dict (verdict, score, cases)."""
 
+SCREENING: ContextVar[Rewrite | None] = ContextVar("screening", default=None)
+"""The edit being screened in this thread, for the evaluator's trace (which rule, which line)."""
 _CACHE_SIZE = 4096
 _cache: dict[tuple[str, str], tuple[str, float]] = {}
 _cache_lock = threading.Lock()
@@ -323,8 +326,13 @@ def screen(
 
     Results are cached per `namespace` (the problem), tier and source, so a later round never re-runs an edit.
     """
+
+    def one(rw: Rewrite) -> tuple[str, float]:
+        SCREENING.set(rw)  # each pool thread runs in a context of its own
+        return _light(rw.source, evaluate, namespace, tier)
+
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        results = list(pool.map(lambda rw: _light(rw.source, evaluate, namespace, tier), rewrites))
+        results = list(pool.map(one, rewrites))
     scored = []
     for i, (rw, (verdict, light)) in enumerate(zip(rewrites, results, strict=True)):
         far = screened_distance(rw.source, namespace, tier)
