@@ -14,6 +14,7 @@ from kernel_medic.tools.evaluation.evaluate import EvalReport
 from kernel_medic.tools.evaluation.mismatch import SCORE_NOISE, closer
 from kernel_medic.tools.evaluation.problem import Problem
 from kernel_medic.tools.repair.edits import diff_stats, unified_diff
+from kernel_medic.tools.repair.search import passing_cases
 from kernel_medic.tools.trace import append_event, digest, source_hash
 
 VERIFY_FLOOR_S = 30.0
@@ -42,7 +43,9 @@ def verify(state: RepairState) -> dict[str, Any]:
     moved_on = (report["score"] == best_score and crashes.progress(best_report, report)) or (
         report["score"] <= best_score and closer(best_report, report)
     )
-    improved = report["tier"] == "full" and (report["score"] > best_score or moved_on)
+    improved = report["tier"] == "full" and (
+        report["score"] > best_score + _least_gain(pending, report, state) or moved_on
+    )
     diff = unified_diff(state["best_source"], source, path=problem.candidate_path.name)
     attempt: Attempt = {
         "iteration": state.get("iterations", 0),
@@ -81,6 +84,22 @@ def verify(state: RepairState) -> dict[str, Any]:
             f"{report['score']:.4f}, no better than the best {state.get('best_score', 0.0):.4f}.",
         )
     return delta
+
+
+def _least_gain(pending: dict[str, Any], report: dict[str, Any], state: RepairState) -> float:
+    """What a patch must add to the best score to count as progress.
+
+    A blind mutation (a bound ±1, a flipped comparison, a changed literal) that makes no further case pass
+    moves a few elements at best; kept, it becomes the base of every later edit: a threshold crept up by 1 per
+    iteration for 200 s, a `<` became `<=` beside a store mask that was the bug. Such a patch must gain
+    as much as the score's noise. A typed edit or a rule is progress at any gain (a grid fix gained 0.0003
+    first).
+    """
+    if not str(pending.get("rule", "")).startswith("mut_"):
+        return 0.0
+    if passing_cases(report) - passing_cases(state.get("best_report") or {}):
+        return 0.0
+    return SCORE_NOISE
 
 
 def _evaluate(problem: Problem, state: RepairState) -> dict[str, Any]:

@@ -57,3 +57,39 @@ def test_no_screening_starts_once_the_wall_budget_and_the_proposal_deadline_have
     monkeypatch.setattr(patch_node, "time", Later)
     skipped = evaluate(fixed, "full")
     assert skipped["verdict"] == "timeout" and skipped["cut_short"] and skipped["cases"] == []
+
+
+def _report(score: float, passing: tuple[str, ...]) -> dict:
+    cases = [
+        {"name": n, "verdict": "pass" if n in passing else "mismatch"} for n in ("seed0", "seed1", "x100")
+    ]
+    return {"verdict": "mismatch", "score": score, "tier": "full", "cases": cases}
+
+
+@pytest.mark.parametrize(
+    ("rule", "score", "passing", "progress"),
+    [
+        ("mut_bound_pm1", 0.9512, ("seed0",), False),  # a threshold crept up by one: a few elements
+        ("mut_bound_pm1", 0.9600, ("seed0",), True),  # a real share of the output
+        ("mut_compare", 0.9512, ("seed0", "x100"), True),  # one more case passes
+        ("grid_cdiv", 0.9512, ("seed0",), True),  # a typed edit counts at any gain
+    ],
+)
+def test_a_blind_mutation_must_gain_more_than_noise_to_be_progress(
+    tmp_path: Path, rule: str, score: float, passing: tuple[str, ...], progress: bool
+) -> None:
+    folder = write_problem(tmp_path / "p", SCALE_CANDIDATE, toml=LIGHT_TOML)
+    patched = SCALE_CANDIDATE + "\n# patched\n"
+    pending = {"source": patched, "strategy": "offline", "hypothesis": "h", "rule": rule, "description": "d"}
+    state = node_state(
+        folder,
+        SCALE_CANDIDATE,
+        best_score=0.951,
+        best_report=_report(0.951, ("seed0",)),
+        pending={**pending, "full_report": _report(score, passing)},  # the search's own run: reused
+        trace_path=str(tmp_path / "trace.jsonl"),
+    )
+    delta = verify_node.verify(state)
+    assert delta["attempts"][-1]["improved"] is progress
+    assert (delta.get("best_source") == patched) is progress
+    assert delta.get("no_progress", 0) == (0 if progress else 1)
