@@ -644,3 +644,30 @@ def test_a_scale_moves_among_the_terms_of_a_sum_of_data_but_never_of_an_index() 
     assert "x + a * b * value -> (x + a * b) * value (line 14)" in moved, moved
     # `x_ptr + offs` and `pid * BLOCK + arange` are indices: no scale moves there.
     assert not any("BLOCK" in d or "offs" in d for d in moved), moved
+
+
+SCALED_EPILOGUE = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def epilogue(acc_ptr, bias_ptr, out_ptr, alpha, beta, n, stride_a, stride_b, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    acc = tl.load(acc_ptr + offs * stride_a, mask=mask)
+    bias = tl.load(bias_ptr + offs * stride_b, mask=mask)
+    result = alpha * bias + beta * acc  # the scales exchanged: baddbmm is beta * bias + alpha * acc
+    tl.store(out_ptr + offs, result, mask=mask)
+"""
+
+
+def test_two_names_of_one_kind_swap_within_a_statement() -> None:
+    # One substitution leaves a scale in both places; the swap exchanges them in that statement only.
+    found = {rw.description: rw.source for rw in generate(SCALED_EPILOGUE) if rw.rule == "edit_swap_names"}
+    swap = "epilogue: alpha <-> beta in result = alpha * bias + beta * acc"
+    key = next(d for d in found if d.startswith(swap))
+    assert "result = beta * bias + alpha * acc" in found[key]
+    assert "epilogue(acc_ptr, bias_ptr, out_ptr, alpha, beta," in found[key]  # the signature is untouched
+    assert not any("acc_ptr <-> bias_ptr" in d for d in found)  # pointers: edit_variable and the launch
+    assert not any(d.startswith("epilogue: stride_a <-> stride_b") for d in found)  # never in one statement

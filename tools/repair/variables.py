@@ -91,6 +91,50 @@ def edit_variable(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) 
             yield tree.edit(node, cst.Name(other), f"{fn.name.value}: {node.value} -> {other}")
 
 
+@rule(
+    "edit_swap_names",
+    title="two names of one kind swapped within a statement",
+    bug_class="edit:variable",
+    guarded=True,
+)
+def edit_swap_names(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """`alpha * bias + beta * acc` -> `beta * bias + alpha * acc`: two names of one kind (two scalar
+    parameters, two strides, two sizes) that exchange roles within one statement. One substitution cannot
+    fix that: it leaves one of them in both places."""
+    pids = _program_id_names(fn)
+    masks = {t for targets, _ in _assignments(fn.body) for t in targets if "mask" in t.lower()}
+    blocks = _constexpr_params(fn)
+    pointers = {p.name.value for p in _params(fn) if "ptr" in p.name.value.lower()}
+    scalars = {p.name.value for p in _params(fn)} - blocks - pointers
+
+    def kind(name: str) -> str | None:
+        return _name_kind(name, pids, masks, blocks) or ("scalar" if name in scalars else None)
+
+    for stmt in m.findall(fn.body, m.SimpleStatementLine()):
+        assert isinstance(stmt, cst.SimpleStatementLine)
+        reads = _read_names(stmt)
+        names = list(dict.fromkeys(n.value for n in reads))
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                if kind(a) is None or kind(a) != kind(b) or kind(a) == "pointer":
+                    continue
+                ids = {id(n): (b if n.value == a else a) for n in reads if n.value in (a, b)}
+                new = stmt.visit(_Renamer(ids))
+                what = f"{fn.name.value}: {a} <-> {b} in {tree.code(stmt).strip().splitlines()[-1]}"
+                yield tree.edit(stmt, new, what)
+
+
+class _Renamer(cst.CSTTransformer):
+    """Renames the Name nodes given by identity (only those read, never targets or attributes)."""
+
+    def __init__(self, renames: dict[int, str]) -> None:
+        self.renames = renames
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        new = self.renames.get(id(original))
+        return updated.with_changes(value=new) if new is not None else updated
+
+
 def _clamps(fn: cst.FunctionDef) -> tuple[dict[str, list[str]], set[int]]:
     """Names bound to a clamp of another (`group_size_m = min(num_pid_m - first, GROUP_SIZE_M)`), both ways,
     and the names read inside those clamps. Using the bound where its clamp was meant (a last group that is
