@@ -67,6 +67,51 @@ def test_a_bare_load_padded_with_the_reductions_neutral_element_is_left_alone() 
     assert propose(source, ["mask_reduced_operand"]) == []
 
 
+LOOP_ACCUMULATOR = kernel("""
+    @triton.jit
+    def soft_margin(x_ptr, y_ptr, out_ptr, N, BLOCK: tl.constexpr):
+        acc = tl.zeros((BLOCK,), dtype=tl.float32)
+        total = tl.zeros((BLOCK,), dtype=tl.float32)
+        for start in range(0, N, BLOCK):
+            offs = start + tl.arange(0, BLOCK)
+            mask = offs < N
+            x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+            y = tl.load(y_ptr + offs, mask=mask, other=0.0)
+            acc += tl.log(1.0 + tl.exp(-y * x))
+            total += x
+        tl.store(out_ptr, tl.sum(acc, axis=0) / N + tl.sum(total, axis=0))
+""")
+
+
+def test_a_loop_accumulating_terms_of_padded_lanes_masks_them_where_they_are_added() -> None:
+    # x = y = 0 on a padded lane adds log(2) per lane and block: the sum after the loop is too late to mask.
+    found = {rw.description: rw.source for rw in propose(LOOP_ACCUMULATOR, ["mask_reduced_operand"])}
+    added = found["soft_margin: acc += tl.where(mask, ..., 0.0) (line 15)"]
+    assert "acc += tl.where(mask, tl.log(1.0 + tl.exp(-y * x)), 0.0)" in added
+    assert not any("total += tl.where" in src for src in found.values())  # a load padded with 0.0 adds 0
+
+
+TILE_TWO_MASKS = kernel("""
+    @triton.jit
+    def col_var(src, mean_ptr, dst, S, F, BLOCK_S: tl.constexpr, BLOCK_F: tl.constexpr):
+        f = tl.arange(0, BLOCK_F)
+        f_mask = f < F
+        mean = tl.load(mean_ptr + f, mask=f_mask, other=0.0)
+        s = tl.arange(0, BLOCK_S)
+        tile = (s[:, None] < S) & f_mask[None, :]
+        vals = tl.load(src + s[:, None] * F + f[None, :], mask=tile, other=0.0)
+        diff = vals - mean[None, :]
+        tl.store(dst + f, tl.sum(diff * diff, axis=0), mask=f_mask)
+""")
+
+
+def test_each_feeding_loads_mask_is_offered_where_a_reduction_folds() -> None:
+    # The feature mask leaves the padded rows in; the tile's mask is the one that takes them out.
+    sources = [rw.source for rw in propose(TILE_TWO_MASKS, ["mask_reduced_operand"])]
+    assert any("tl.sum(tl.where(tile, diff * diff, 0.0), axis=0)" in src for src in sources)
+    assert any("tl.sum(tl.where(f_mask, diff * diff, 0.0), axis=0)" in src for src in sources)
+
+
 WRAPPER_DEFAULT = kernel("""
     @triton.jit
     def leaky(x_ptr, y_ptr, n, slope, BLOCK: tl.constexpr):

@@ -592,20 +592,55 @@ def mask_reduced_operand(tree: Tree, fn: cst.FunctionDef, context: RuleContext |
             bare = chains[0] if chains and all(c is not None for c in chains) else None
         if bare is not None and _pads_with(bare, neutral):
             continue
-        sites.append((red, operand, _render(feeding[0][1]), neutral))
+        # Each load's own mask: a tile's padded rows may be another load's mask than its padded columns.
+        for mask in dict.fromkeys(_render(mk) for _, mk in feeding):
+            sites.append((red, operand, mask, neutral))
 
     def masked(operand: cst.Arg, mask: str, neutral: str) -> cst.Arg:
         value = _render(operand.value.with_changes(lpar=[], rpar=[]))
         return operand.with_changes(value=_expr(f"tl.where({mask}, {value}, {neutral})"))
 
-    if len(sites) > 1:
-        rebuild = {op: (lambda node, mk=mk, nt=nt: masked(node, mk, nt)) for _, op, mk, nt in sites}
+    firsts = list({id(op): (red, op, mk, nt) for red, op, mk, nt in reversed(sites)}.values())[::-1]
+    if len(firsts) > 1:
+        rebuild = {op: (lambda node, mk=mk, nt=nt: masked(node, mk, nt)) for _, op, mk, nt in firsts}
         what = f"{fn.name.value}: mask the padded lanes out of every reduction's operand"
-        also = tuple(tree.line(r) for r, *_ in sites[1:])
-        yield Edit(_edit(tree, rebuild), tree.line(sites[0][0]), what, also)
+        also = tuple(tree.line(r) for r, *_ in firsts[1:])
+        yield Edit(_edit(tree, rebuild), tree.line(firsts[0][0]), what, also)
     for red, operand, mask, neutral in sites:
         what = f"{fn.name.value}: {_dotted(red.func)} folds tl.where({mask}, ..., {neutral})"
         yield tree.edit(operand, masked(operand, mask, neutral), what)
+
+    # A loop that adds each block's terms into an accumulator folds them as a sum does, padded lanes
+    # included (`acc += term` where the term is log(2) at x = y = 0): masked where they are added.
+    for loop in m.findall(fn.body, m.For()):
+        assert isinstance(loop, cst.For)
+        in_loop = [(ld, mk, reach) for ld, mk, reach in reaches if _inside(ld, loop, tree)]
+        for add in m.findall(loop.body, m.AugAssign(operator=m.AddAssign())):
+            assert isinstance(add, cst.AugAssign)
+            if _calls(add.value, "tl.where", "tl.sum", "tl.max", "tl.min"):
+                continue
+            names = _names(add.value)
+            direct = _calls(add.value, "tl.load")
+            feeding = [mk for ld, mk, reach in in_loop if reach & names or any(ld is d for d in direct)]
+            bare = _load_chain(add.value)
+            if bare is None and isinstance(add.value, cst.Name):
+                chains = [_load_chain(v) for v in values.get(add.value.value, [])]
+                bare = chains[0] if chains and all(c is not None for c in chains) else None
+            if bare is not None and _pads_with(bare, "0.0"):
+                continue
+            term = _render(add.value.with_changes(lpar=[], rpar=[]))
+            for mask in dict.fromkeys(_render(mk) for mk in feeding):
+                new = add.with_changes(value=_expr(f"tl.where({mask}, {term}, 0.0)"))
+                yield tree.edit(
+                    add, new, f"{fn.name.value}: {tree.code(add.target)} += tl.where({mask}, ..., 0.0)"
+                )
+
+
+def _inside(node: cst.CSTNode, outer: cst.CSTNode, tree: Tree) -> bool:
+    parent = tree.parent(node)
+    while parent is not None and parent is not outer:
+        parent = tree.parent(parent)
+    return parent is outer
 
 
 RULES = rules_of(__name__)
