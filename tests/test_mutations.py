@@ -111,3 +111,29 @@ def test_swap_args_swaps_range_bounds_passed_in_the_wrong_order() -> None:
     assert not any(
         "x.numel(), self.min_val, self.max_val" not in o and "self.max_val, x.numel()" in o for o in options
     )
+
+
+ROWS_ONLY_STORE = textwrap.dedent("""
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def col_softmax(inp_ptr, out_ptr, C, L, BLOCK_C: tl.constexpr, BLOCK_L: tl.constexpr):
+        c = tl.arange(0, BLOCK_C)
+        l_idx = tl.program_id(0) * BLOCK_L + tl.arange(0, BLOCK_L)
+        c_mask = c < C
+        tile_mask = c_mask[:, None] & (l_idx[None, :] < L)
+        x = tl.load(inp_ptr + c[:, None] * L + l_idx[None, :], mask=tile_mask, other=-float("inf"))
+        p = tl.exp(x - tl.max(x, axis=0)[None, :])
+        p = p / tl.sum(p, axis=0)[None, :]
+        tl.store(out_ptr + c[:, None] * L + l_idx[None, :], p, mask=c_mask[:, None])
+""")
+
+
+def test_a_masked_store_may_take_another_of_the_kernels_masks() -> None:
+    # Masked on its rows only, the last column block writes past the row into the next one.
+    found = {rw.description: rw.source for rw in MUTATIONS["mut_add_mask"].apply(ROWS_ONLY_STORE)}
+    fixed = found["col_softmax: tl.store mask=tile_mask (line 15)"]
+    assert "l_idx[None, :], p, mask=tile_mask)" in fixed
+    assert not any("tl.load" in d for d in found)  # a masked load keeps its mask (mut_load_other's lanes)

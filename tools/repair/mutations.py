@@ -168,10 +168,16 @@ def mut_program_id(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None)
     symptoms=(),
 )
 def mut_add_mask(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
-    """Any unmasked load/store gets any of the kernel's masks."""
+    """Any unmasked load/store gets any of the kernel's masks; a masked store, any other of them (a store
+    masked on its rows only, `mask=c_mask[:, None]`, writes a tile's padded columns past the row)."""
     for call in _calls(fn.body, "tl.load", "tl.store"):
         is_load = m.matches(call.func, m.Attribute(attr=m.Name("load")))
-        if _arg(call, "mask", 1 if is_load else 2) is not None:
+        current = _arg(call, "mask", 1 if is_load else 2)
+        if current is not None:
+            for mask in [] if is_load else _mask_names(fn):
+                if mask != _render(current.value):
+                    new = call.with_deep_changes(current, value=cst.Name(mask))
+                    yield tree.edit(call, new, f"{fn.name.value}: tl.store mask={mask}", tree.line(current))
             continue
         for mask in _mask_names(fn):
             new_call = _with_kwarg(call, "mask", mask)
