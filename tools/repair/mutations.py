@@ -174,10 +174,10 @@ def mut_add_mask(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -
         is_load = m.matches(call.func, m.Attribute(attr=m.Name("load")))
         current = _arg(call, "mask", 1 if is_load else 2)
         if current is not None:
-            for mask in [] if is_load else _mask_names(fn):
-                if mask != _render(current.value):
-                    new = call.with_deep_changes(current, value=cst.Name(mask))
-                    yield tree.edit(call, new, f"{fn.name.value}: tl.store mask={mask}", tree.line(current))
+            others = [] if is_load else [k for k in _mask_names(fn) if k != _render(current.value)]
+            for mask in others:
+                new = call.with_deep_changes(current, value=cst.Name(mask))
+                yield tree.edit(call, new, f"{fn.name.value}: tl.store mask={mask}", tree.line(current))
             continue
         for mask in _mask_names(fn):
             new_call = _with_kwarg(call, "mask", mask)

@@ -22,6 +22,7 @@ from kernel_medic.tools.repair.rules.base import (
     _flow_names,
     _params,
     _program_id_names,
+    _replace_many,
     rule,
 )
 
@@ -118,21 +119,9 @@ def edit_swap_names(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
             for b in names[i + 1 :]:
                 if kind(a) is None or kind(a) != kind(b) or kind(a) == "pointer":
                     continue
-                ids = {id(n): (b if n.value == a else a) for n in reads if n.value in (a, b)}
-                new = stmt.visit(_Renamer(ids))
+                swapped = {n: cst.Name(b if n.value == a else a) for n in reads if n.value in (a, b)}
                 what = f"{fn.name.value}: {a} <-> {b} in {tree.code(stmt).strip().splitlines()[-1]}"
-                yield tree.edit(stmt, new, what)
-
-
-class _Renamer(cst.CSTTransformer):
-    """Renames the Name nodes given by identity (only those read, never targets or attributes)."""
-
-    def __init__(self, renames: dict[int, str]) -> None:
-        self.renames = renames
-
-    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
-        new = self.renames.get(id(original))
-        return updated.with_changes(value=new) if new is not None else updated
+                yield Edit(_replace_many(tree.module, swapped), tree.line(stmt), what)
 
 
 def _clamps(fn: cst.FunctionDef) -> tuple[dict[str, list[str]], set[int]]:

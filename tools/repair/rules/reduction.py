@@ -614,7 +614,7 @@ def mask_reduced_operand(tree: Tree, fn: cst.FunctionDef, context: RuleContext |
     # included (`acc += term` where the term is log(2) at x = y = 0): masked where they are added.
     for loop in m.findall(fn.body, m.For()):
         assert isinstance(loop, cst.For)
-        in_loop = [(ld, mk, reach) for ld, mk, reach in reaches if _inside(ld, loop, tree)]
+        in_loop = [(ld, mk, r) for ld, mk, r in reaches if any(a is loop for a in _ancestors(tree, ld))]
         for add in m.findall(loop.body, m.AugAssign(operator=m.AddAssign())):
             assert isinstance(add, cst.AugAssign)
             if _calls(add.value, "tl.where", "tl.sum", "tl.max", "tl.min"):
@@ -634,13 +634,6 @@ def mask_reduced_operand(tree: Tree, fn: cst.FunctionDef, context: RuleContext |
                 yield tree.edit(
                     add, new, f"{fn.name.value}: {tree.code(add.target)} += tl.where({mask}, ..., 0.0)"
                 )
-
-
-def _inside(node: cst.CSTNode, outer: cst.CSTNode, tree: Tree) -> bool:
-    parent = tree.parent(node)
-    while parent is not None and parent is not outer:
-        parent = tree.parent(parent)
-    return parent is outer
 
 
 RULES = rules_of(__name__)
