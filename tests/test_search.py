@@ -437,3 +437,78 @@ def test_an_edit_that_breaks_the_kernel_is_not_proposed_for_a_running_base(tmp_p
         verdicts.append((known_screen(outcome.proposal.source, namespace, tier) or ("unscreened",))[0])
     assert verdicts and set(verdicts) <= {"mismatch"}, verdicts
 
+
+
+ABS_SUM_REFERENCE = """\
+import torch
+import torch.nn as nn
+
+
+N = 200
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return (x - 1.0).abs().sum(dim=1)
+
+
+def get_inputs():
+    return [torch.randn(6, N)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+# Padded lanes load 0 and add |0 - 1| = 1 to the accumulator of a block with a tail. Masking the sum site
+# with the last block's mask is right only for one block (the micro case); masking the accumulator is the fix.
+ABS_SUM_CANDIDATE = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_abs_sum(x, out, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        mask = offs < n_cols
+        v = tl.load(x + row * n_cols + offs, mask=mask, other=0.0)
+        acc += tl.abs(v - 1.0)
+    tl.store(out + row, tl.sum(acc, axis=0))
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty(x.shape[0], device=x.device, dtype=x.dtype)
+        row_abs_sum[(x.shape[0],)](x, out, x.shape[1], BLOCK=128)
+        return out
+"""
+
+
+def test_a_whole_pass_beats_a_partial_fix_verified_in_the_same_round(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    # Both edits pass the screening case (one block) and are verified together; the one masking the sum fixes
+    # only the one-block cases and, kept, would stand in the way of the accumulator's fix (holdout5 loss_02).
+    # N = 7 is one block of 128 (as the micro case is), N = 200 two.
+    toml = "seeds = [0]\nvalue_variants = false\n\n[[input_sets]]\nN = 7\n"
+    folder = write_problem(tmp_path / "p", ABS_SUM_CANDIDATE, ABS_SUM_REFERENCE, toml)
+    problem = load_problem(folder)
+
+    def evaluate(source: str, tier: str) -> dict:
+        return evaluator.evaluate(problem.with_candidate(source), tier=tier).to_dict()
+
+    report = evaluate(problem.candidate_source, "full")
+    request = request_for(
+        problem.candidate_source,
+        report=report,
+        reference_source=problem.reference_source,
+        rule_ids=["mask_reduced_operand"],
+    )
+    outcome = OfflinePatcher(evaluate, workers=2, namespace=str(tmp_path)).propose(request)
+    assert outcome.proposal is not None
+    assert "tl.sum(tl.where" not in outcome.proposal.source, outcome.proposal.description
+    assert evaluate(outcome.proposal.source, "full")["verdict"] == "pass", outcome.proposal.description

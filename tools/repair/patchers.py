@@ -201,13 +201,22 @@ class OfflinePatcher:
             # for once a cheaper edit has passed.
             width = max(1, self.workers)
             for at in range(0, len(passing), width):
-                for item, verdict, _ in verify_full(
+                verified = verify_full(
                     [x.rewrite for x in passing[at : at + width]], self.evaluate, self.workers, self.namespace
-                ):
-                    if wasteful(item.source, request.report or {}, self.namespace):
-                        continue  # the gate would refuse it (dead_lanes): a cheaper edit may still pass
-                    if verdict == "pass" or fixes_cases(item.source, request.report, self.namespace):
-                        return PatchOutcome(_proposal(item))
+                )
+                # The gate would refuse a wasteful edit (dead_lanes): a cheaper edit may still pass.
+                kept = [
+                    (item, verdict)
+                    for item, verdict, _ in verified
+                    if not wasteful(item.source, request.report or {}, self.namespace)
+                    and (verdict == "pass" or fixes_cases(item.source, request.report, self.namespace))
+                ]
+                # A whole pass of the round beats an edit that only fixes some cases: both pass the screening
+                # case, and the partial one, kept, may block the other (a sum masked where its accumulator was
+                # the place).
+                kept.sort(key=lambda pair: pair[1] != "pass")
+                if kept:
+                    return PatchOutcome(_proposal(kept[0][0]))
         screened.sort(key=promise)
         # An edit that breaks what the base runs (a compile error where it computed wrong numbers) cannot
         # beat it on the full tier: on a screening case the base gets all wrong, it still ties on the score.
