@@ -269,3 +269,95 @@ def test_loads_reduced_inside_a_jit_helper_pad_with_the_helpers_neutral_element(
     both, *alone = propose(HELPER_LSE, ["neutral_other_max"])
     assert both.source.count('other=-float("inf")) * 0.5') == 2
     assert len(alone) == 2 and all(rw.source.count('other=-float("inf")') == 1 for rw in alone)
+
+
+LOGADDEXP = kernel("""
+    @triton.jit
+    def logaddexp(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        a = tl.load(a_ptr + offs, mask=mask)
+        b = tl.load(b_ptr + offs, mask=mask)
+        tl.store(out_ptr + offs, tl.log(tl.exp(a) + tl.exp(b)), mask=mask)
+""")
+
+LOGADDEXP_REFERENCE = """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, a, b):
+        return torch.logaddexp(a, b)
+
+
+def get_inputs():
+    return [torch.randn(1000), torch.randn(1000)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+LOGADDEXP_WRAPPER = """
+
+class ModelNew(torch.nn.Module):
+    def forward(self, a, b):
+        a, b = a.contiguous(), b.contiguous()
+        out = torch.empty_like(a)
+        logaddexp[(triton.cdiv(a.numel(), 256),)](a, b, out, a.numel(), BLOCK=256)
+        return out
+"""
+
+
+def test_a_log_of_a_sum_of_exps_is_shifted_by_the_largest_exponent() -> None:
+    (rw,) = propose(LOGADDEXP, ["stable_log_exp"])
+    assert "_lse_max = tl.maximum(a, b)" in rw.source
+    assert "(_lse_max + tl.log(tl.exp(a - _lse_max) + tl.exp(b - _lse_max)))" in rw.source
+    assert propose(rw.source, ["stable_log_exp"]) == []  # shifted exponents cannot overflow: nothing to do
+    softplus = kernel("""
+        @triton.jit
+        def softplus(x_ptr, out_ptr):
+            x = tl.load(x_ptr)
+            e = tl.exp(x)
+            tl.store(out_ptr, tl.log(1.0 + e))
+    """)
+    (rw,) = propose(softplus, ["stable_log_exp"])  # a 1 is exp(0); the exp may be named first
+    assert "_lse_max = tl.maximum(0.0, x)" in rw.source
+    assert "tl.exp(-_lse_max) + tl.exp(x - _lse_max)" in rw.source
+    stable = softplus.replace("e = tl.exp(x)", "e = tl.exp(-tl.abs(x))")
+    assert propose(stable, ["stable_log_exp"]) == []
+
+
+def test_a_log_of_exps_shifted_by_their_max_passes_values_that_overflowed(tmp_path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    from kernel_medic.tools.evaluation.problem import load_problem
+
+    folder = tmp_path / "p"
+    folder.mkdir()
+    (folder / "reference.py").write_text(LOGADDEXP_REFERENCE)
+    (folder / "candidate.py").write_text(LOGADDEXP + LOGADDEXP_WRAPPER)
+    problem = load_problem(folder)
+    before = evaluator.evaluate(problem, tier="full").to_dict()
+    # Values near 100 give exp = inf where logaddexp is finite: only the large-value cases fail.
+    failing = {c["name"] for c in before["cases"] if c["verdict"] != "pass"}
+    assert failing and "seed0" not in failing
+    (rw,) = propose(problem.candidate_source, ["stable_log_exp"])
+    assert evaluator.evaluate(problem.with_candidate(rw.source), tier="full").to_dict()["verdict"] == "pass"
+
+
+def test_tanh_as_a_ratio_of_exps_is_written_in_a_form_that_does_not_overflow() -> None:
+    source = kernel("""
+        @triton.jit
+        def _tanh(v):
+            e = tl.exp(2.0 * v)
+            return (e - 1.0) / (e + 1.0)
+
+        @triton.jit
+        def _tanh2(v):
+            return (tl.exp(v) - tl.exp(-v)) / (tl.exp(v) + tl.exp(-v))
+    """)
+    one, two = propose(source, ["stable_exp_ratio"])
+    assert "return (1.0 - 2.0 / (1.0 + e))" in one.source
+    assert "return (1.0 - 2.0 / (1.0 + tl.exp(v - (-v))))" in two.source
+    both = two.source.replace("(e - 1.0) / (e + 1.0)", "1.0 - 2.0 / (1.0 + e)")
+    assert propose(both, ["stable_exp_ratio"]) == []

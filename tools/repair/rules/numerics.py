@@ -27,6 +27,7 @@ from kernel_medic.tools.repair.rules.base import (
     _reachable,
     _render,
     _replace_many,
+    _values_of,
     _with_kwarg,
     rule,
     rules_of,
@@ -326,6 +327,146 @@ def online_softmax_rescale(tree: Tree, fn: cst.FunctionDef, context: RuleContext
             new = tree.replace(node, stmt.body[0])
             desc = f"{fn.name.value}: rescale {acc} by exp({old} - {new_max}) before adding"
             yield Edit(new, tree.line(node), desc)
+
+
+# ---------------------------------------------------------------- stable_log_exp and stable_exp_ratio
+
+_NATURAL_EXP = ("tl.exp", "tl.math.exp")
+
+
+def _exp_term(expr: cst.BaseExpression, exps: dict[str, cst.BaseExpression]) -> cst.BaseExpression | None:
+    """t when `expr` is exp(t): a call, or a name the function assigns exp(t) to once; None otherwise."""
+    if isinstance(expr, cst.Call) and _dotted(expr.func) in _NATURAL_EXP and len(expr.args) == 1:
+        return expr.args[0].value
+    if isinstance(expr, cst.Name):
+        return exps.get(expr.value)
+    return None
+
+
+def _single_exps(fn: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
+    """Names assigned exactly once in `fn`, to exp(t): name -> t."""
+    out: dict[str, cst.BaseExpression] = {}
+    for name, values in _values_of(fn).items():
+        if len(values) == 1:
+            term = _exp_term(values[0], {})
+            if term is not None:
+                out[name] = term
+    return out
+
+
+def _addends_of(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add) and not expr.lpar:
+        return [*_addends_of(expr.left), *_addends_of(expr.right)]
+    return [expr.with_changes(lpar=[], rpar=[]) if isinstance(expr, cst.BinaryOperation) else expr]
+
+
+def _maxima(fn: cst.FunctionDef) -> set[str]:
+    """Names assigned once in `fn`, to a maximum (tl.maximum, tl.max)."""
+    return {
+        name
+        for name, values in _values_of(fn).items()
+        if len(values) == 1 and _calls(values[0], "tl.maximum", "tl.max", "tl.math.max")
+    }
+
+
+def _non_positive(term: cst.BaseExpression, maxima: set[str] = frozenset()) -> bool:  # type: ignore[assignment]
+    """Whether an exponent is visibly at most 0: `-tl.abs(z)`, or shifted by a maximum (`x - m`, `-m`): its
+    exp cannot overflow."""
+    if isinstance(term, cst.UnaryOperation) and isinstance(term.operator, cst.Minus):
+        inner = term.expression
+        if isinstance(inner, cst.Call) and _dotted(inner.func) in ("tl.abs", "tl.math.abs"):
+            return True
+        return isinstance(inner, cst.Name) and inner.value in maxima
+    return (
+        isinstance(term, cst.BinaryOperation)
+        and isinstance(term.operator, cst.Subtract)
+        and isinstance(term.right, cst.Name)
+        and term.right.value in maxima
+    )
+
+
+@rule(
+    "stable_log_exp",
+    title="log of a sum of exps shifted by their max (logaddexp, softplus, logsumexp of a few terms)",
+    bug_class="numerical_stability",
+    symptoms=("x100", "heavy_tailed", "scattered", "inf", "nan"),
+)
+def stable_log_exp(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """`log(exp(a) + exp(b) [+ 1])` overflows to inf once a term passes ~88: `m + log(sum exp(t - m))`
+    with m the largest exponent (0 for a 1) is the same value, finite."""
+    exps, maxima = _single_exps(fn), _maxima(fn)
+    for log in _calls(fn.body, "tl.log", "tl.math.log"):
+        if len(log.args) != 1:
+            continue
+        terms: list[str] = []
+        for addend in _addends_of(log.args[0].value):
+            exponent = _exp_term(addend, exps)
+            if exponent is not None and not _non_positive(exponent, maxima):
+                terms.append(_render(_paren(exponent)))
+            elif _is_number(addend, 1):
+                terms.append("0.0")
+            else:
+                terms = []
+                break
+        if len(terms) < 2 or all(t == "0.0" for t in terms):
+            continue
+        shift = terms[0]
+        for t in terms[1:]:
+            shift = f"tl.maximum({shift}, {t})"
+        m_name = "_lse_max"
+        found = tree.insert_before(log, f"{m_name} = {shift}")
+        if found is None:
+            continue
+        # The log itself becomes the shifted form, in the module the insertion gave.
+        shifted = " + ".join(f"tl.exp({t} - {m_name})" if t != "0.0" else f"tl.exp(-{m_name})" for t in terms)
+        inserted = found[0] if isinstance(found[0], cst.Module) else cst.parse_module(found[0])
+        target = _same_call(inserted, tree.code(log))
+        if target is None:
+            continue
+        new = inserted.deep_replace(target, _expr(f"({m_name} + tl.log({shifted}))"))
+        yield Edit(new, tree.line(log), f"{fn.name.value}: {tree.code(log)} shifted by the largest exponent")
+
+
+def _same_call(module: cst.Module, code: str) -> cst.Call | None:
+    """The one call in `module` whose code is `code` (None when there is not exactly one)."""
+    found = [c for c in m.findall(module, m.Call()) if module.code_for_node(c) == code]
+    return found[0] if len(found) == 1 else None  # type: ignore[return-value]
+
+
+@rule(
+    "stable_exp_ratio",
+    title="tanh written as a ratio of exps, in a form that does not overflow",
+    bug_class="numerical_stability",
+    symptoms=("x100", "heavy_tailed", "scattered", "inf", "nan"),
+)
+def stable_exp_ratio(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """`(e - 1) / (e + 1)` with e = exp(t) is inf / inf = nan once t passes ~88: `1 - 2 / (1 + e)` is the same
+    value and tends to 1; `(e - f) / (e + f)` with f = exp(-t) is `1 - 2 / (1 + exp(2 t))`."""
+    exps, maxima = _single_exps(fn), _maxima(fn)
+    for div in m.findall(fn.body, m.BinaryOperation(operator=m.Divide())):
+        assert isinstance(div, cst.BinaryOperation)
+        num, den = div.left, div.right
+        if not (
+            isinstance(num, cst.BinaryOperation)
+            and isinstance(den, cst.BinaryOperation)
+            and isinstance(num.operator, cst.Subtract)
+            and isinstance(den.operator, cst.Add)
+        ):
+            continue
+        same = _render(num.left) == _render(den.left) and _render(num.right) == _render(den.right)
+        if not same:
+            continue
+        grows, other = _exp_term(num.left, exps), num.right
+        if grows is None or _non_positive(grows, maxima):
+            continue
+        if _is_number(other, 1):
+            replacement = f"(1.0 - 2.0 / (1.0 + {_render(num.left)}))"
+        else:
+            falls = _exp_term(other, exps)
+            if falls is None:
+                continue
+            replacement = f"(1.0 - 2.0 / (1.0 + tl.exp({_render(_paren(grows))} - {_render(_paren(falls))})))"
+        yield tree.edit(div, _expr(replacement), f"{fn.name.value}: {tree.code(div)} as 1 - 2 / (1 + e)")
 
 
 RULES = rules_of(__name__)

@@ -91,6 +91,8 @@ RULES: dict[str, Rule] = {
         numerics.neutral_other_exp,
         numerics.neutral_other_sum,
         numerics.softmax_max_subtraction,
+        numerics.stable_log_exp,
+        numerics.stable_exp_ratio,
         numerics.online_softmax_rescale,
         precision.fp32_upcast_load,
         precision.dot_ieee,
