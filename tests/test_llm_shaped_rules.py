@@ -361,3 +361,30 @@ def test_tanh_as_a_ratio_of_exps_is_written_in_a_form_that_does_not_overflow() -
     assert "return (1.0 - 2.0 / (1.0 + tl.exp(v - (-v))))" in two.source
     both = two.source.replace("(e - 1.0) / (e + 1.0)", "1.0 - 2.0 / (1.0 + e)")
     assert propose(both, ["stable_exp_ratio"]) == []
+
+
+WINDOW_MASK = kernel("""
+    @triton.jit
+    def conv(x, y, C, H, W, K: tl.constexpr, BP: tl.constexpr):
+        p = tl.program_id(0) * BP + tl.arange(0, BP)
+        oh = p // W
+        ow = p % W
+        acc = tl.zeros((BP,), dtype=tl.float32)
+        for kh in tl.static_range(K):
+            for kw in tl.static_range(K):
+                ih = oh + kh - 1
+                iw = ow + kw - 1
+                m = (ih >= 0) & (ih < W) & (iw >= 0) & (iw < W)
+                acc += tl.load(x + ih * W + iw, mask=(p < H * W) & m, other=0.0)
+        tl.store(y + p, acc, mask=p < H * W)
+""")
+
+
+def test_two_coordinates_bounded_by_one_size_may_each_take_another_size() -> None:
+    # The window's row is bounded by the width: found through the name the load's mask reads.
+    rewrites = propose(WINDOW_MASK, ["mask_axis_bound"])
+    offered = {rw.description.split(" (line")[0].split(": ")[1] for rw in rewrites}
+    assert offered == {f"{c} bounded by {n}, not W" for c in ("ih", "iw") for n in ("C", "H")}
+    fixed = next(rw.source for rw in rewrites if "ih bounded by H" in rw.description)
+    assert "(ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)" in fixed
+    assert propose(fixed, ["mask_axis_bound"]) == []  # each coordinate has its own bound now

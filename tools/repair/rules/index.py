@@ -26,6 +26,7 @@ from kernel_medic.tools.repair.rules.base import (
     _program_id_names,
     _render,
     _replace_many,
+    _scalar_params,
     _values_of,
     rule,
     rules_of,
@@ -358,8 +359,10 @@ def unflip_taps(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) ->
     symptoms=("untouched_region", "zero_region", "garbage_region", "shape", "rows", "columns"),
 )
 def mask_axis_bound(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
-    """Both axes of a 2-D mask bounded by the same size: one of them is the other axis' size."""
+    """Both axes of a 2-D mask bounded by the same size: one of them is the other axis' size. So are two
+    coordinates of one window (`(ih < W) & (iw < W)`): the row's bound is the height."""
     ints = _int_params(fn)
+    yield from _shared_bounds(tree, fn, _scalar_params(fn)[0])
     for mask in _mask_expressions(fn):
         by_axis: dict[int, list[cst.Comparison]] = {0: [], 1: []}
         for cmp in m.findall(mask, m.Comparison()):
@@ -381,6 +384,38 @@ def mask_axis_bound(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
                 new = tree.replace(bound, cst.Name(n))
                 what = f"{fn.name.value}: {_render(cmp.left).strip()} bounded by {n}, not {same}"
                 yield Edit(new, tree.line(cmp), what)
+
+
+def _shared_bounds(tree: Tree, fn: cst.FunctionDef, ints: list[str]) -> Iterator[Edit]:
+    """Upper bounds `a < X` of two different coordinates by the same size X, in a mask or in a value a mask
+    reads (`m = (ih >= 0) & (ih < W) & (iw < W)`, used as `mask=cm[:, None] & m[None, :]`): each bound
+    may be another integer argument."""
+    masks = _mask_expressions(fn)
+    values = _values_of(fn)
+    read = {n for mask in masks for n in _names(mask)}
+    masks += [v for n in sorted(read) for v in values.get(n, []) if len(values[n]) == 1]
+    done: set[int] = set()
+    for mask in masks:
+        by_bound: dict[str, list[cst.Comparison]] = {}
+        for cmp in m.findall(mask, m.Comparison()):
+            assert isinstance(cmp, cst.Comparison)
+            if len(cmp.comparisons) != 1 or id(cmp) in done:
+                continue
+            target = cmp.comparisons[0]
+            if isinstance(target.operator, cst.LessThan | cst.LessThanEqual) and isinstance(
+                target.comparator, cst.Name
+            ):
+                by_bound.setdefault(target.comparator.value, []).append(cmp)
+        for same, cmps in by_bound.items():
+            if len({_render(c.left).strip() for c in cmps}) < 2 or any(_broadcast_axis(c.left) for c in cmps):
+                continue  # one coordinate, or a 2-D tile's axes (the rule's other half)
+            for cmp in cmps:
+                done.add(id(cmp))
+                for n in ints:
+                    if n != same:
+                        new = tree.replace(cmp.comparisons[0].comparator, cst.Name(n))
+                        what = f"{fn.name.value}: {_render(cmp.left).strip()} bounded by {n}, not {same}"
+                        yield Edit(new, tree.line(cmp), what)
 
 
 @rule(
