@@ -302,3 +302,19 @@ def test_arguments_named_after_each_others_parameters_are_swapped() -> None:
     assert "return scaled_sum(x, y, self.alpha, self.beta)" in rw.source
     # Arguments in their own parameters' places (the launch) are left alone.
     assert propose(rw.source, ["args_named_for_another"]) == []
+
+
+def test_arguments_named_after_each_others_parameters_by_a_short_form_are_swapped() -> None:
+    # The launch hands `stride, padding` in the constructor's order to a kernel taking `pad, stride`.
+    source = (
+        SWAPPED_SETTINGS.replace("n, alpha, beta, BLOCK: tl", "n, pad, stride, BLOCK: tl")
+        .replace("def scaled_sum(x, y, alpha, beta):", "def scaled_sum(x, y, stride, padding):")
+        .replace("x.numel(), alpha, beta, BLOCK", "x.numel(), stride, padding, BLOCK")
+        .replace("self.beta, self.alpha)", "self.stride, self.padding)")
+    )
+    (rw,) = propose(source, ["args_named_for_another"])
+    assert "axpby[(1,)](x, y, out, x.numel(), padding, stride, BLOCK=128)" in rw.source
+    assert propose(rw.source, ["args_named_for_another"]) == []
+    # A name that only begins like another parameter's (two letters) stands for nothing.
+    short = source.replace("pad, stride,", "st, pa,")
+    assert propose(short, ["args_named_for_another"]) == []

@@ -496,6 +496,16 @@ def _spelled(expr: cst.BaseExpression) -> str | None:
     return None
 
 
+def _stands_for(spelled: str | None, param: str) -> bool:
+    """Whether an argument spelled `spelled` names the parameter `param`: the same name, or one the short
+    form of the other (`padding` for `pad`), case aside."""
+    if spelled is None:
+        return False
+    a, b = spelled.lower(), param.lower()
+    short, long = sorted((a, b), key=len)
+    return a == b or (len(short) >= 3 and long.startswith(short))
+
+
 @rule(
     "args_named_for_another",
     title="two arguments handed in each other's place, by the callee's parameter names",
@@ -505,7 +515,8 @@ def _spelled(expr: cst.BaseExpression) -> str | None:
 )
 def args_named_for_another(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     """A call to a function or kernel of the module hands `self.beta` to the parameter `alpha` and
-    `self.alpha` to `beta`: each argument is named after the other's parameter. They are swapped."""
+    `self.alpha` to `beta`: each argument is named after the other's parameter (or its short form: `stride,
+    padding` handed to `pad, stride`). They are swapped."""
     functions = [f for f in m.findall(tree.module, m.FunctionDef()) if isinstance(f, cst.FunctionDef)]
     defined = {f.name.value: f for f in functions}
     for call in [*_calls(tree.module, *defined), *_launches(tree.module)]:
@@ -518,7 +529,12 @@ def args_named_for_another(tree: Tree, context: RuleContext | None) -> Iterator[
         given = [i for i, a in enumerate(call.args) if a.keyword is None and not a.star][: len(params)]
         spelled = [_spelled(call.args[i].value) for i in given]
         for x, y in itertools.combinations(range(len(given)), 2):
-            if params[x] != params[y] and (spelled[x], spelled[y]) == (params[y], params[x]):
+            if (
+                params[x] != params[y]
+                and _stands_for(spelled[x], params[y])
+                and _stands_for(spelled[y], params[x])
+                and not _stands_for(spelled[x], params[x])
+            ):
                 a, b = call.args[given[x]].value, call.args[given[y]].value
                 what = f"{params[x]} gets {tree.code(b)} and {params[y]} gets {tree.code(a)}"
                 yield Edit(_swap(tree, call, given[x], given[y]), tree.line(a), what)
