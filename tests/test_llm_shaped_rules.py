@@ -388,3 +388,20 @@ def test_two_coordinates_bounded_by_one_size_may_each_take_another_size() -> Non
     fixed = next(rw.source for rw in rewrites if "ih bounded by H" in rw.description)
     assert "(ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)" in fixed
     assert propose(fixed, ["mask_axis_bound"]) == []  # each coordinate has its own bound now
+
+
+def test_a_mask_held_in_a_name_that_does_not_say_so_is_known_by_its_use() -> None:
+    source = kernel("""
+        @triton.jit
+        def taps(x, y, L, BL: tl.constexpr):
+            lo = tl.arange(0, BL)
+            acc = tl.zeros((BL,), dtype=tl.float32)
+            for k in tl.static_range(3):
+                li = lo + k - 1
+                m = (li >= 0) & (li <= L)
+                acc += tl.load(x + li, mask=m, other=0.0)
+            tl.store(y + lo, acc, mask=lo < L)
+    """)
+    (rw,) = propose(source, ["mask_le_to_lt"])
+    assert "m = (li >= 0) & (li < L)" in rw.source
+    assert propose(rw.source, ["mask_le_to_lt"]) == []

@@ -46,6 +46,17 @@ def _mask_expressions(module: cst.Module) -> list[cst.BaseExpression]:
         arg = _arg(call, "mask", position)
         if arg is not None:
             found.append(arg.value)
+    # A mask held in a name that does not say so (`m = (li >= 0) & (li <= L)`, used as `mask=m`): its value,
+    # in the function that uses it.
+    for fn in m.findall(module, m.FunctionDef()):
+        assert isinstance(fn, cst.FunctionDef)
+        used = {
+            a.value.value
+            for call in _calls(fn.body, "tl.load", "tl.store")
+            for a in [_arg(call, "mask", 1 if _dotted(call.func) == "tl.load" else 2)]
+            if a is not None and isinstance(a.value, cst.Name) and "mask" not in a.value.value.lower()
+        }
+        found += [value for targets, value in _assignments(fn.body) if targets & used]
     return found
 
 
