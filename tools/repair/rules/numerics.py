@@ -369,7 +369,7 @@ def _maxima(fn: cst.FunctionDef) -> set[str]:
     }
 
 
-def _non_positive(term: cst.BaseExpression, maxima: set[str] = frozenset()) -> bool:  # type: ignore[assignment]
+def _non_positive(term: cst.BaseExpression, maxima: set[str]) -> bool:
     """Whether an exponent is visibly at most 0: `-tl.abs(z)`, or shifted by a maximum (`x - m`, `-m`): its
     exp cannot overflow."""
     if isinstance(term, cst.UnaryOperation) and isinstance(term.operator, cst.Minus):
