@@ -565,6 +565,29 @@ def _mask_names(fn: cst.FunctionDef) -> list[str]:
     return found
 
 
+def _mask_expressions(root: cst.Module | cst.FunctionDef) -> list[cst.BaseExpression]:
+    """Expressions used as masks in each function of root: the values of its mask names (`_mask_names`:
+    `m = (li >= 0) & (li <= L)` used as `mask=m` is one) and masks written in place as an argument (tl.load
+    and tl.store take one positionally, any other call only as mask=)."""
+    fns = [root] if isinstance(root, cst.FunctionDef) else m.findall(root, m.FunctionDef())
+    found: list[cst.BaseExpression] = []
+    seen: set[int] = set()
+    for fn in fns:
+        assert isinstance(fn, cst.FunctionDef)
+        names = set(_mask_names(fn))
+        exprs = [value for targets, value in _assignments(fn.body) if targets & names]
+        for call in m.findall(fn.body, m.Call()):
+            assert isinstance(call, cst.Call)
+            position = {"tl.load": 1, "tl.store": 2}.get(_dotted(call.func) or "", len(call.args))
+            arg = _arg(call, "mask", position)
+            if arg is not None and not isinstance(arg.value, cst.Name):
+                exprs.append(arg.value)
+        # A nested function's masks are its enclosing function's too: each expression once.
+        found += [e for e in exprs if id(e) not in seen]
+        seen |= {id(e) for e in exprs}
+    return found
+
+
 def _for_loops(fn: cst.FunctionDef) -> list[cst.For]:
     return [f for f in m.findall(fn.body, m.For()) if isinstance(f, cst.For)]
 

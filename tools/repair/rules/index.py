@@ -20,7 +20,7 @@ from kernel_medic.tools.repair.rules.base import (
     _constexpr_params,
     _dotted,
     _expr,
-    _mask_names,
+    _mask_expressions,
     _names,
     _params,
     _program_id_names,
@@ -59,17 +59,6 @@ def _local_aranges(fn: cst.FunctionDef) -> set[str]:
         if isinstance(value, cst.Call) and _dotted(value.func) == "tl.arange":
             out |= targets
     return out
-
-
-def _mask_expressions(fn: cst.FunctionDef) -> list[cst.BaseExpression]:
-    """Values of mask names and mask arguments of loads and stores."""
-    names = set(_mask_names(fn))
-    found: list[cst.BaseExpression] = [v for t, v in _assignments(fn.body) if t & names]
-    for call in _calls(fn.body, "tl.load", "tl.store"):
-        for a in call.args:
-            if a.keyword is not None and a.keyword.value == "mask" and not isinstance(a.value, cst.Name):
-                found.append(a.value)
-    return found
 
 
 # ---------------------------------------------------------------- flat index of a broadcast operand

@@ -17,6 +17,7 @@ from kernel_medic.tools.repair.rules.base import (
     _expr,
     _is_arange,
     _is_number,
+    _mask_expressions,
     _mask_names,
     _names,
     _paren,
@@ -31,33 +32,6 @@ from kernel_medic.tools.repair.rules.base import (
 )
 
 # ---------------------------------------------------------------- mask_le_to_lt
-
-
-def _mask_expressions(module: cst.Module) -> list[cst.BaseExpression]:
-    """Expressions used as masks: assigned to a *mask* name, passed as mask=, or tl.load/tl.store's mask."""
-    found: list[cst.BaseExpression] = []
-    for targets, value in _assignments(module):
-        if any("mask" in t.lower() for t in targets):
-            found.append(value)
-    for call in m.findall(module, m.Call()):
-        assert isinstance(call, cst.Call)
-        # Only tl.load and tl.store take the mask positionally; elsewhere only mask= counts.
-        position = {"tl.load": 1, "tl.store": 2}.get(_dotted(call.func) or "", len(call.args))
-        arg = _arg(call, "mask", position)
-        if arg is not None:
-            found.append(arg.value)
-    # A mask held in a name that does not say so (`m = (li >= 0) & (li <= L)`, used as `mask=m`): its value,
-    # in the function that uses it.
-    for fn in m.findall(module, m.FunctionDef()):
-        assert isinstance(fn, cst.FunctionDef)
-        used = {
-            a.value.value
-            for call in _calls(fn.body, "tl.load", "tl.store")
-            for a in [_arg(call, "mask", 1 if _dotted(call.func) == "tl.load" else 2)]
-            if a is not None and isinstance(a.value, cst.Name) and "mask" not in a.value.value.lower()
-        }
-        found += [value for targets, value in _assignments(fn.body) if targets & used]
-    return found
 
 
 @rule(
