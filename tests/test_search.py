@@ -14,7 +14,6 @@ from kernel_medic.tools.repair.patchers import SCREEN_BATCH, SLIVER, OfflinePatc
 from kernel_medic.tools.repair.rules.base import Rewrite, RuleContext
 from kernel_medic.tools.repair.search import (
     Screened,
-    best_first,
     candidates,
     known_screen,
     passing_cases,
@@ -115,17 +114,6 @@ def test_a_wrong_constant_no_rule_names_is_found_by_the_edit_space(tmp_path: Pat
     assert result.status == "repaired", [(a["rule"], a["score"]) for a in result.attempts]
     assert [a["rule"] for a in result.attempts][-1] == "edit_constant"
     assert "tl.load(x + offs) * 2)" in (result.repaired_source or "")
-
-
-def test_best_first_search_outside_the_graph(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
-    problem = load_problem(two_bug_problem(tmp_path))
-
-    def evaluate(source: str, tier: str) -> dict:
-        return evaluator.evaluate(problem.with_candidate(source), tier=tier).to_dict()
-
-    result = best_first(TWO_BUGS, evaluate, workers=2, max_evaluations=120, namespace=str(tmp_path))
-    assert result.repaired and [rw.rule for rw in result.path] == ["grid_cdiv", "mask_le_to_lt"]
-    assert result.evaluations <= 120
 
 
 def request_for(source: str, **overrides: object) -> PatchRequest:

@@ -1,20 +1,17 @@
 """Score-guided search over rewrites: screen candidate edits on the light tier in parallel, keep the best.
 
-`screen` ranks one batch of edits of one source (the offline patcher's step inside the repair graph);
-`best_first` is the whole search on its own (frontier ordered by the full-tier score, partial progress kept),
-for callers outside the graph such as benchmarks.
+`screen` ranks one batch of edits of one source: the offline patcher's step inside the repair graph, whose
+loop keeps partial progress (a second bug is fixed on top of the first).
 """
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import math
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kernel_medic.tools.evaluation.mismatch import closer, distance
@@ -406,72 +403,3 @@ def candidates(
 
         found.sort(key=place)
     return found
-
-
-@dataclass
-class SearchResult:
-    source: str
-    verdict: str
-    score: float
-    path: list[Rewrite] = field(default_factory=list)  # the edits from the original, in order
-    evaluations: int = 0
-
-    @property
-    def repaired(self) -> bool:
-        return self.verdict == "pass"
-
-
-def best_first(
-    source: str,
-    evaluate: EvaluateFn,
-    *,
-    rule_ids: Sequence[str] | None = None,
-    context: RuleContext | None = None,
-    max_evaluations: int = 200,
-    workers: int = 1,
-    namespace: str = "",
-    tie_budget: int = 2,
-) -> SearchResult:
-    """Best-first search: expand the best-scoring version, screen its edits, verify the promising ones fully.
-
-    An edit that raises the full-tier score joins the frontier, so a second bug is fixed on top of the first.
-    """
-    root = evaluate(source, "full")
-    best = SearchResult(source, str(root.get("verdict")), float(root.get("score", 0.0)), [], 1)
-    if best.repaired:
-        return best
-    tie = itertools.count()
-    frontier = [(-best.score, 0, next(tie), source, light_score(root), [])]
-    seen = {source_hash(source)}
-    while frontier and best.evaluations < max_evaluations:
-        neg_score, size, _, current, base_light, path = heapq.heappop(frontier)
-        fresh = [rw for rw in candidates(current, rule_ids, context) if source_hash(rw.source) not in seen]
-        fresh = fresh[: max(0, max_evaluations - best.evaluations)]
-        seen.update(source_hash(rw.source) for rw in fresh)
-        best.evaluations += len(fresh)
-        ties = 0
-        for item in screen(current, fresh, evaluate, workers, namespace):
-            if best.evaluations >= max_evaluations or item.light < base_light or item.light < 0:
-                break
-            if not item.passed and item.light == base_light:
-                # An edit the light case does not reward may still fix another case: try only the first few.
-                ties += 1
-                if ties > tie_budget:
-                    break
-            report = evaluate(item.rewrite.source, "full")
-            best.evaluations += 1
-            score = float(report.get("score", 0.0))
-            passed = report.get("verdict") == "pass"
-            if score <= -neg_score and not passed:
-                continue
-            new_path = [*path, item.rewrite]
-            if score > best.score or passed:
-                best = SearchResult(
-                    item.rewrite.source, str(report.get("verdict")), score, new_path, best.evaluations
-                )
-            if best.repaired:
-                return best
-            heapq.heappush(
-                frontier, (-score, size + item.size, next(tie), item.rewrite.source, item.light, new_path)
-            )
-    return best
