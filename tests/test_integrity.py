@@ -339,6 +339,8 @@ def test_glue_is_not_flagged() -> None:
         "        view = out.view(-1).reshape(x.shape).contiguous().to(torch.float32)\n"
         "        pad = torch.nn.functional.pad(x, (0, 8))\n"
         "        buf = torch.zeros(n, dtype=torch.float32, device=x.device)\n"
+        # Shape arithmetic of a broadcasting wrapper reads shapes, never values.
+        "        shape = torch.broadcast_shapes(x.shape, out.shape)\n"
         "        if x.dtype == torch.float16 or out is None:\n"
         "            raise ValueError('fp32 only')\n"
         "        return view\n"

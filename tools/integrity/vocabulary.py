@@ -22,7 +22,7 @@ GLUE = {
     "is_tensor", "is_floating_point", "is_complex", "numel", "finfo", "iinfo", "get_default_dtype",
     "promote_types", "result_type", "device", "dtype", "float32", "float16", "bfloat16", "float64", "int32",
     "int64", "int16", "int8", "uint8", "bool", "float", "half", "double", "long", "int", "layout", "strided",
-    "contiguous_format", "channels_last", "preserve_format",
+    "contiguous_format", "channels_last", "preserve_format", "broadcast_shapes",
     # views and layout
     "reshape", "view_as_real", "view_as_complex", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose",
     "permute", "narrow", "split", "chunk", "unbind", "movedim", "broadcast_to", "broadcast_tensors", "cat",
