@@ -435,17 +435,22 @@ def _same_call(module: cst.Module, code: str) -> cst.Call | None:
 
 @rule(
     "stable_exp_ratio",
-    title="tanh written as a ratio of exps, in a form that does not overflow",
+    title="tanh or sigmoid written as a ratio of exps, in a form that does not overflow",
     bug_class="numerical_stability",
     symptoms=("x100", "heavy_tailed", "scattered", "inf", "nan"),
 )
 def stable_exp_ratio(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """`(e - 1) / (e + 1)` with e = exp(t) is inf / inf = nan once t passes ~88: `1 - 2 / (1 + e)` is the same
-    value and tends to 1; `(e - f) / (e + f)` with f = exp(-t) is `1 - 2 / (1 + exp(2 t))`."""
+    value and tends to 1; `(e - f) / (e + f)` with f = exp(-t) is `1 - 2 / (1 + exp(2 t))`; a sigmoid
+    `e / (1 + e)` is `1 / (1 + exp(-t))`."""
     exps, maxima = _single_exps(fn), _maxima(fn)
     for div in m.findall(fn.body, m.BinaryOperation(operator=m.Divide())):
         assert isinstance(div, cst.BinaryOperation)
         num, den = div.left, div.right
+        sigmoid = _sigmoid_ratio(num, den, exps, maxima)
+        if sigmoid is not None:
+            yield tree.edit(div, _expr(sigmoid), f"{fn.name.value}: {tree.code(div)} as 1 / (1 + exp(-t))")
+            continue
         if not (
             isinstance(num, cst.BinaryOperation)
             and isinstance(den, cst.BinaryOperation)
@@ -467,6 +472,87 @@ def stable_exp_ratio(tree: Tree, fn: cst.FunctionDef, context: RuleContext | Non
                 continue
             replacement = f"(1.0 - 2.0 / (1.0 + tl.exp({_render(_paren(grows))} - {_render(_paren(falls))})))"
         yield tree.edit(div, _expr(replacement), f"{fn.name.value}: {tree.code(div)} as 1 - 2 / (1 + e)")
+
+
+def _sigmoid_ratio(
+    num: cst.BaseExpression, den: cst.BaseExpression, exps: dict[str, cst.BaseExpression], maxima: set[str]
+) -> str | None:
+    """`1 / (1 + exp(-t))` for `e / (1 + e)` or `e / (e + 1)` with e = exp(t) that may overflow."""
+    if not (isinstance(den, cst.BinaryOperation) and isinstance(den.operator, cst.Add)):
+        return None
+    sides = [_render(den.left), _render(den.right)]
+    if _render(num) not in sides or not any(_is_number(x, 1) for x in (den.left, den.right)):
+        return None
+    grows = _exp_term(num, exps)
+    if grows is None or _non_positive(grows, maxima):
+        return None
+    return f"(1.0 / (1.0 + tl.exp(-{_render(_paren(grows))})))"
+
+
+def _sigmoid_of(
+    expr: cst.BaseExpression, sigmoids: dict[str, cst.BaseExpression]
+) -> cst.BaseExpression | None:
+    """t when `expr` is sigmoid(t): `tl.sigmoid(t)`, `1 / (1 + exp(-t))`, or a name assigned one once."""
+    if isinstance(expr, cst.Name):
+        return sigmoids.get(expr.value)
+    if isinstance(expr, cst.Call) and _dotted(expr.func) in ("tl.sigmoid", "tl.math.sigmoid") and expr.args:
+        return expr.args[0].value
+    if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide)):
+        return None
+    den = expr.right
+    if not _is_number(expr.left, 1) or not (
+        isinstance(den, cst.BinaryOperation) and isinstance(den.operator, cst.Add)
+    ):
+        return None
+    for one, e in ((den.left, den.right), (den.right, den.left)):
+        exponent = _exp_term(e, {})
+        if _is_number(one, 1) and isinstance(exponent, cst.UnaryOperation):
+            if isinstance(exponent.operator, cst.Minus):
+                return exponent.expression
+    return None
+
+
+def _one_minus(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """p for `1 - p`."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Subtract):
+        if _is_number(expr.left, 1):
+            return expr.right
+    return None
+
+
+@rule(
+    "stable_log_sigmoid",
+    title="log of a sigmoid (cross entropy from probabilities) as a softplus that does not reach log(0)",
+    bug_class="numerical_stability",
+    symptoms=("x100", "heavy_tailed", "scattered", "inf", "nan"),
+)
+def stable_log_sigmoid(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """`log(p)` and `log(1 - p)` of p = sigmoid(t) are log(0) = -inf once |t| passes ~17 (a cross entropy of
+    confident logits turns inf or nan): they are `-softplus(-t)` and `-softplus(t)`, finite, written as
+    `-(max(∓t, 0) + log(1 + exp(-|t|)))`. Each log alone, and all together."""
+    sigmoids: dict[str, cst.BaseExpression] = {}
+    for name, values in _values_of(fn).items():
+        t = _sigmoid_of(values[0], {}) if len(values) == 1 else None
+        if t is not None:
+            sigmoids[name] = t
+    found: dict[cst.CSTNode, cst.BaseExpression] = {}
+    for log in _calls(fn.body, "tl.log", "tl.math.log"):
+        if len(log.args) != 1:
+            continue
+        arg = log.args[0].value
+        rest = _one_minus(arg)
+        t = _sigmoid_of(rest, sigmoids) if rest is not None else _sigmoid_of(arg, sigmoids)
+        if t is None:
+            continue
+        x = _render(_paren(t))
+        sign = "" if rest is not None else "-"
+        found[log] = _expr(f"(-(tl.maximum({sign}{x}, 0.0) + tl.log(1.0 + tl.exp(-tl.abs({x})))))")
+    if len(found) > 1:
+        lines = tuple(tree.line(log) for log in found)
+        new = _replace_many(tree.module, dict(found))
+        yield Edit(new, lines[0], f"{fn.name.value}: every log of a sigmoid as a softplus", lines[1:])
+    for log, stable in found.items():
+        yield tree.edit(log, stable, f"{fn.name.value}: {tree.code(log)} as a softplus")
 
 
 RULES = rules_of(__name__)
