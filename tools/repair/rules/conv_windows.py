@@ -22,6 +22,7 @@ from kernel_medic.tools.repair.rules.base import (
     _names,
     _params,
     _render,
+    _values_of,
     rule,
     rules_of,
 )
@@ -63,6 +64,8 @@ def _kernel_params(module: cst.Module, fn: cst.FunctionDef) -> _KernelParams:
         if "ptr" in low or "block" in low:
             continue
         role = _role(name)
+        if role == "h" and name in launched:
+            role = _role(launched[name])  # `D` launched with `dilation` is the dilation
         if role == "s":
             memory = "stride(" in launched.get(name, "") or (
                 name not in constexpr and re.fullmatch(r"(stride_?\w+|\w+_stride)", low) is not None
@@ -129,6 +132,7 @@ class _Coord:
     stmt: cst.Assign
     target: str
     terms: list[_Term]
+    inherited: set[str]  # kinds of a window start it adds a tap to (`li = l0 + k`, l0 = lo * S - P)
 
 
 def _coordinates(fn: cst.FunctionDef, params: _KernelParams) -> list[_Coord]:
@@ -140,6 +144,7 @@ def _coordinates(fn: cst.FunctionDef, params: _KernelParams) -> list[_Coord]:
         if isinstance(cmp, cst.Comparison)
         for n in _names(cmp)
     }
+    values = _values_of(fn)
     out: list[_Coord] = []
     for stmt in m.findall(fn.body, m.Assign()):
         assert isinstance(stmt, cst.Assign)
@@ -148,21 +153,27 @@ def _coordinates(fn: cst.FunctionDef, params: _KernelParams) -> list[_Coord]:
         target = stmt.targets[0].target.value
         terms = _terms(stmt.value, roles)
         kinds = [t.kind for t in terms]
-        if len(terms) < 2 or not set(kinds) & {"s", "d", "k", "p"}:
+        inherited = {
+            t2.kind
+            for t in terms
+            if t.kind == "plain" and isinstance(t.node, cst.Name) and len(values.get(t.node.value, [])) == 1
+            for t2 in _terms(values[t.node.value][0], roles)
+        } & {"s", "d", "p"}
+        if len(terms) < 2 or not (set(kinds) | inherited) & {"s", "d", "k", "p"}:
             continue
         if "k" in kinds and not any(
             t.kind == "k" and t.factor is not None and _is_plain(t.factor) for t in terms
         ):
             continue
-        if not (set(kinds) & {"p", "d"} or target in compared):
+        if not ((set(kinds) | inherited) & {"p", "d"} or target in compared):
             continue
-        out.append(_Coord(stmt, target, terms))
+        out.append(_Coord(stmt, target, terms, inherited))
     return out
 
 
 def _coord_fixes(coord: _Coord, params: _KernelParams, siblings: list[_Coord]) -> list[tuple[str, int, str]]:
     """(fix kind, plain-term ordinal, new right-hand side) for one coordinate assignment."""
-    kinds = [t.kind for t in coord.terms]
+    kinds = [t.kind for t in coord.terms] + sorted(coord.inherited)
     others = [c for c in siblings if c is not coord]
 
     def missing(role: str) -> str | None:

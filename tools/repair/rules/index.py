@@ -379,14 +379,19 @@ def _shared_bounds(tree: Tree, fn: cst.FunctionDef, ints: list[str]) -> Iterator
     """Upper bounds `a < X` of two different coordinates by the same size X, in a mask or in a value a mask
     reads (`m = (ih >= 0) & (ih < W) & (iw < W)`, used as `mask=cm[:, None] & m[None, :]`): each bound
     may be another integer argument."""
-    masks = _mask_expressions(fn)
     values = _values_of(fn)
-    read = {n for mask in masks for n in _names(mask)}
-    masks += [v for n in sorted(read) for v in values.get(n, []) if len(values[n]) == 1]
     done: set[int] = set()
-    for mask in masks:
+    for mask in _mask_expressions(fn):
+        # The mask with the values it reads, to any depth: `valid = row_ok & (iw < H)`, `row_ok = (ih < H)`.
+        parts, todo = [mask], [mask]
+        while todo:
+            for n in sorted(_names(todo.pop())):
+                v = values.get(n, [])
+                if len(v) == 1 and all(v[0] is not p for p in parts):
+                    parts.append(v[0])
+                    todo.append(v[0])
         by_bound: dict[str, list[cst.Comparison]] = {}
-        for cmp in m.findall(mask, m.Comparison()):
+        for cmp in (c for part in parts for c in m.findall(part, m.Comparison())):
             assert isinstance(cmp, cst.Comparison)
             if len(cmp.comparisons) != 1 or id(cmp) in done:
                 continue

@@ -23,8 +23,11 @@ from kernel_medic.tools.repair.rules.base import (
     _dotted,
     _expr,
     _feeds,
+    _inline_helper,
     _is_inf,
     _is_number,
+    _kernels,
+    _mask_names,
     _names,
     _params,
     _render,
@@ -379,7 +382,8 @@ def neutral_init(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -
                 if not isinstance(node.target, cst.Name):
                     continue
                 acc, value, op = node.target.value, node.value, node.operator
-            kind = _update_kind(acc, value, op)
+            # A running max kept by a helper (`running = _max_combine(running, vals)`) is one too.
+            kind = _update_kind(acc, _inline_helper(tree, value) or value, op)
             if kind is not None:
                 kinds.setdefault(acc, set()).add(kind)
         for acc, found in kinds.items():
@@ -573,6 +577,15 @@ def mask_reduced_operand(tree: Tree, fn: cst.FunctionDef, context: RuleContext |
     alone."""
     values = _values_of(fn)
     loads = [(load, mask.value) for load in _calls(fn.body, "tl.load") if (mask := _arg(load, "mask", 1))]
+    # A @triton.jit helper handed a mask computes on the lanes it masks: its result is padded like a load.
+    helpers = [k.name.value for k in _kernels(tree.module) if k is not fn]
+    masks = set(_mask_names(fn))
+    loads += [
+        (call, a.value)
+        for call in _calls(fn.body, *helpers)
+        for a in call.args
+        if isinstance(a.value, cst.Name) and a.value.value in masks
+    ]
     reaches = [(load, mask, _feeds(load, fn, tree)) for load, mask in loads]
     sites: list[tuple[cst.Call, cst.Arg, str, str]] = []
     for red in _calls(fn.body, *_FOLD_NEUTRAL):
@@ -581,7 +594,7 @@ def mask_reduced_operand(tree: Tree, fn: cst.FunctionDef, context: RuleContext |
             continue
         neutral = _FOLD_NEUTRAL[_dotted(red.func) or ""]
         names = _names(operand.value)
-        direct = _calls(operand.value, "tl.load")
+        direct = _calls(operand.value, "tl.load", *helpers)
         feeding = [(ld, mk) for ld, mk, reach in reaches if reach & names or any(ld is d for d in direct)]
         if not feeding:
             continue
