@@ -405,3 +405,192 @@ def test_a_mask_held_in_a_name_that_does_not_say_so_is_known_by_its_use() -> Non
     (rw,) = propose(source, ["mask_le_to_lt"])
     assert "m = (li >= 0) & (li < L)" in rw.source
     assert propose(rw.source, ["mask_le_to_lt"]) == []
+
+
+# Round 37: mistakes of holdout6, a corpus written blind like real LLM near-misses (each class also in another
+# corpus or in public generations).
+
+
+def test_a_running_max_kept_by_a_jit_helper_starts_at_minus_infinity() -> None:
+    source = kernel("""
+        @triton.jit
+        def _combine(a, b):
+            return tl.maximum(a, b)
+
+
+        @triton.jit
+        def cummax(src, dst, L, BLOCK: tl.constexpr):
+            cols = tl.arange(0, BLOCK)
+            run = tl.zeros([BLOCK], dtype=tl.float32)
+            for i in range(0, L):
+                v = tl.load(src + i * BLOCK + cols)
+                run = _combine(run, v)
+                tl.store(dst + i * BLOCK + cols, run)
+    """)
+    (rw,) = propose(source, ["neutral_init"])
+    assert 'run = tl.full([BLOCK], float("-inf"), dtype=tl.float32)' in rw.source
+    # A helper that adds is a sum: 0 is its neutral element.
+    assert propose(source.replace("tl.maximum(a, b)", "a + b"), ["neutral_init"]) == []
+
+
+def test_a_sigmoid_as_a_ratio_of_exps_is_written_in_a_form_that_does_not_overflow() -> None:
+    source = kernel("""
+        @triton.jit
+        def _sigmoid(z):
+            ez = tl.exp(z)
+            return ez / (1.0 + ez)
+    """)
+    (rw,) = propose(source, ["stable_exp_ratio"])
+    assert "return (1.0 / (1.0 + tl.exp(-z)))" in rw.source
+    assert propose(source.replace("tl.exp(z)", "tl.exp(-tl.abs(z))"), ["stable_exp_ratio"]) == []
+
+
+BCE_FROM_PROBABILITIES = kernel("""
+    @triton.jit
+    def bce(x_ptr, t_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        x = tl.load(x_ptr + offs, mask=m, other=0.0)
+        t = tl.load(t_ptr + offs, mask=m, other=0.0)
+        p = 1.0 / (1.0 + tl.exp(-x))
+        ce = -(t * tl.log(p) + (1.0 - t) * tl.log(1.0 - p))
+        tl.store(out_ptr + offs, ce, mask=m)
+""")
+
+
+def test_logs_of_a_sigmoid_become_softplus_terms_together_and_alone() -> None:
+    both, first, second = propose(BCE_FROM_PROBABILITIES, ["stable_log_sigmoid"])
+    softplus = "tl.log(1.0 + tl.exp(-tl.abs(x)))"
+    assert both.source.count(softplus) == 2 and "tl.log(p)" not in both.source
+    assert f"-(tl.maximum(-x, 0.0) + {softplus})" in first.source and "tl.log(1.0 - p)" in first.source
+    assert f"-(tl.maximum(x, 0.0) + {softplus})" in second.source and "tl.log(p)" in second.source
+    # A log of something else is not a sigmoid's.
+    squared = BCE_FROM_PROBABILITIES.replace("1.0 / (1.0 + tl.exp(-x))", "x * x")
+    assert propose(squared, ["stable_log_sigmoid"]) == []
+
+
+def test_logs_of_a_sigmoid_as_softplus_pass_where_confident_logits_gave_nan(tmp_path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    from kernel_medic.tools.evaluation.problem import load_problem
+    from problems import write_problem
+
+    reference = (
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\nN = 1000\n\n\n"
+        "class Model(nn.Module):\n    def forward(self, x, t):\n"
+        "        return F.binary_cross_entropy_with_logits(x, t, reduction='none')\n\n\n"
+        "def get_inputs():\n    return [torch.randn(N) * 4, torch.randint(0, 2, (N,)).float()]\n\n\n"
+        "def get_init_inputs():\n    return []\n"
+    )
+    wrapper = (
+        "\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x, t):\n"
+        "        out = torch.empty_like(x)\n"
+        "        bce[(triton.cdiv(x.numel(), 256),)](x, t, out, x.numel(), BLOCK=256)\n        return out\n"
+    )
+    problem = load_problem(write_problem(tmp_path, BCE_FROM_PROBABILITIES + wrapper, reference=reference))
+    assert evaluator.evaluate(problem, tier="full").verdict == "mismatch"
+    both = propose(problem.candidate_source, ["stable_log_sigmoid"])[0]
+    assert evaluator.evaluate(problem.with_candidate(both.source), tier="full").verdict == "pass"
+
+
+def test_a_value_computed_by_a_helper_handed_a_mask_is_masked_before_the_softmax() -> None:
+    source = kernel("""
+        @triton.jit
+        def _scores(x, w, t, t_mask, BLOCK_T: tl.constexpr):
+            v = tl.load(x + t, mask=t_mask, other=0.0)
+            return v * tl.load(w)
+
+
+        @triton.jit
+        def pool(x, w, b, out, T, BLOCK_T: tl.constexpr):
+            t = tl.arange(0, BLOCK_T)
+            t_mask = t < T
+            s = _scores(x, w, t, t_mask, BLOCK_T) + tl.load(b)
+            p = tl.exp(s - tl.max(s, axis=0))
+            tl.store(out, tl.sum(p * tl.load(x + t, mask=t_mask, other=0.0), axis=0) / tl.sum(p, axis=0))
+    """)
+    rewrites = propose(source, ["mask_reduced_operand"])
+    masked = 'tl.max(tl.where(t_mask, s, -float("inf")), axis=0)'
+    assert any(masked in rw.source for rw in rewrites)
+    # Every reduction of the padded lanes at once, the max with -inf and the sums with 0.
+    assert masked in rewrites[0].source and "tl.sum(tl.where(t_mask, p, 0.0), axis=0)" in rewrites[0].source
+
+
+CONV1D_SPLIT_COORDINATE = kernel("""
+    @triton.jit
+    def conv1d(X, W, Y, L, LO, S: tl.constexpr, P: tl.constexpr, D: tl.constexpr, KS: tl.constexpr,
+               BL: tl.constexpr):
+        lo = tl.program_id(0) * BL + tl.arange(0, BL)
+        l0 = lo * S - P
+        acc = tl.zeros((BL,), dtype=tl.float32)
+        for k in tl.static_range(KS):
+            li = l0 + k
+            acc += tl.load(X + li, mask=(li >= 0) & (li < L), other=0.0) * tl.load(W + k)
+        tl.store(Y + lo, acc, mask=lo < LO)
+
+
+    def launch(x, w, stride, padding, dilation):
+        L, KS = x.shape[0], w.shape[0]
+        LO = (L + 2 * padding - dilation * (KS - 1) - 1) // stride + 1
+        y = torch.empty(LO)
+        conv1d[(triton.cdiv(LO, 64),)](x, w, y, L, LO, stride, padding, dilation, KS, 64)
+        return y
+""")
+
+
+def test_a_tap_added_to_a_window_start_takes_the_dilation_the_launch_hands_a_short_name() -> None:
+    rewrites = propose(CONV1D_SPLIT_COORDINATE, ["conv_input_coords"])
+    assert any("li = l0 + k * D" in rw.source for rw in rewrites)
+    # The window start already holds the stride and the padding: neither is added again.
+    assert not any("- P" in rw.description for rw in rewrites)
+    launched_as_depth = CONV1D_SPLIT_COORDINATE.replace("padding, dilation, KS", "padding, depth, KS")
+    assert not any("* D" in rw.source for rw in propose(launched_as_depth, ["conv_input_coords"]))
+
+
+def test_bounds_of_two_coordinates_in_chained_mask_names_may_each_take_another_size() -> None:
+    source = kernel("""
+        @triton.jit
+        def conv(x, y, H, W, BLOCK: tl.constexpr):
+            hw = tl.arange(0, BLOCK)
+            ih = hw // W - 1
+            iw = hw % W - 1
+            row_ok = (ih >= 0) & (ih < H)
+            valid = row_ok & (iw >= 0) & (iw < H)
+            tl.store(y + hw, tl.load(x + ih * W + iw, mask=valid, other=0.0), mask=hw < H * W)
+    """)
+    offered = {rw.description.split(" (line")[0] for rw in propose(source, ["mask_axis_bound"])}
+    assert "conv: iw bounded by W, not H" in offered and "conv: ih bounded by W, not H" in offered
+
+
+UNUSED_WIDTH = kernel("""
+    @triton.jit
+    def chan_scale(x, s, y, n, plane, C, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        ok = offs < n
+        c = (offs // plane) % C
+        tl.store(y + offs, tl.load(x + offs, mask=ok) * tl.load(s + c, mask=ok), mask=ok)
+
+
+    def scale(x, s):
+        N, C, H, W = x.shape
+        y = torch.empty_like(x)
+        chan_scale[(triton.cdiv(x.numel(), 256),)](x, s, y, x.numel(), H * H, C, BLOCK=256)
+        return y
+""")
+
+
+def test_a_size_read_twice_where_the_unpacked_one_is_never_used_may_be_that_one() -> None:
+    offered = [rw.description.split(" (line")[0] for rw in propose(UNUSED_WIDTH, ["unused_size"])]
+    assert offered.count("scale: H -> W in H * H") == 2
+    # Every size used, or none read twice: nothing to offer.
+    assert propose(UNUSED_WIDTH.replace("H * H", "H * W"), ["unused_size"]) == []
+    assert propose(UNUSED_WIDTH.replace("H * H, C,", "H, C,"), ["unused_size"]) == []
+
+
+def test_a_half_precision_buffer_for_float32_data_is_allocated_in_float32_unless_the_result_is_half() -> None:
+    source = kernel("""
+        def down(x, a):
+            xa = torch.empty((x.shape[0], a.shape[0]), device=x.device, dtype=torch.float16)
+            return xa
+    """)
+    offered = {rw.description.split(" (line")[0] for rw in propose(source, ["half_buffer"])}
+    assert offered == {"buffer dtype torch.float16 -> torch.float32", "buffer dtype torch.float16 -> x.dtype"}
+    assert propose(source, ["half_buffer"], RuleContext(output_dtype="float16")) == []

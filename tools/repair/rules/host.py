@@ -34,6 +34,7 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.compose import _ancestors
 
 # ---------------------------------------------------------------- wrapper (host side)
 
@@ -538,6 +539,64 @@ def args_named_for_another(tree: Tree, context: RuleContext | None) -> Iterator[
                 a, b = call.args[given[x]].value, call.args[given[y]].value
                 what = f"{params[x]} gets {tree.code(b)} and {params[y]} gets {tree.code(a)}"
                 yield Edit(_swap(tree, call, given[x], given[y]), tree.line(a), what)
+
+
+def _shape_unpacks(fn: cst.FunctionDef) -> list[list[str]]:
+    """The names of each `N, C, H, W = x.shape` (or `x.size()`) in `fn`."""
+    out: list[list[str]] = []
+    for stmt in m.findall(fn.body, m.Assign()):
+        assert isinstance(stmt, cst.Assign)
+        value = stmt.value
+        if isinstance(value, cst.Call) and not value.args:
+            value = value.func  # x.size()
+        if not (isinstance(value, cst.Attribute) and value.attr.value in ("shape", "size")):
+            continue
+        for t in stmt.targets:
+            if isinstance(t.target, cst.Tuple | cst.List):
+                names = [e.value.value for e in t.target.elements if isinstance(e.value, cst.Name)]
+                if len(names) == len(t.target.elements):
+                    out.append(names)
+    return out
+
+
+@rule(
+    "unused_size",
+    title="a size the wrapper unpacks and never uses stands where another size of the same shape is used",
+    bug_class="wrapper",
+    symptoms=("everywhere", "scattered", "rows", "columns", "periodic", "shape"),
+    per="module",
+)
+def unused_size(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """`N, C, H, W = x.shape` with W never read again, and a launch that reads H twice (`H * H`, or H handed
+    for both the height and the width): one of those reads is the size the wrapper forgot."""
+    kernels = set(_kernels(tree.module))
+    for fn in m.findall(tree.module, m.FunctionDef()):
+        assert isinstance(fn, cst.FunctionDef)
+        if fn in kernels:
+            continue
+        counts: dict[str, int] = {}
+        for name in m.findall(fn.body, m.Name()):
+            assert isinstance(name, cst.Name)
+            counts[name.value] = counts.get(name.value, 0) + 1
+        launches = [c for c in _launches(tree.module) if any(a is fn for a in _ancestors(tree, c))]
+        for names in _shape_unpacks(fn):
+            unused = [n for n in names if counts.get(n, 0) == 1 and not n.startswith("_")]
+            if not unused or len(unused) == len(names):
+                continue
+            for call in launches:
+                reads = [
+                    (arg, read)
+                    for arg in call.args
+                    for read in m.findall(arg.value, m.Name())
+                    if isinstance(read, cst.Name) and read.value in names
+                ]
+                twice = {n for n in names if sum(r.value == n for _, r in reads) > 1}
+                for arg, read in reads:
+                    if read.value not in twice:
+                        continue
+                    for u in unused:
+                        what = f"{fn.name.value}: {read.value} -> {u} in {tree.code(arg.value)}"
+                        yield tree.edit(read, cst.Name(u), what)
 
 
 RULES = rules_of(__name__)

@@ -160,4 +160,34 @@ def drop_half_cast(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None)
     yield Edit(new, tree.line(casts[0]), what, tuple(tree.line(c) for c in casts[1:]))
 
 
+_HOST_HALF = ("torch.float16", "torch.half", "torch.bfloat16")
+_ALLOCATE = ("torch.empty", "torch.zeros", "torch.ones", "torch.full", "torch.empty_like", "torch.zeros_like")
+
+
+@rule(
+    "half_buffer",
+    title="a buffer the wrapper allocates in half precision for float32 data",
+    bug_class="accumulation_precision",
+    symptoms=("grows_with_magnitude", "scattered", "everywhere", "x100", "heavy_tailed"),
+    per="module",
+)
+def half_buffer(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """`torch.empty((M, R), dtype=torch.float16)` for an intermediate ("it is tiny, keep it in half") or an
+    output of float32 inputs rounds every value it holds to 11 bits. Where the reference returns float32 the
+    buffer is float32, or the dtype of the tensor whose device it takes."""
+    if context is not None and context.output_dtype not in ("", "float32", "float64"):
+        return
+    for call in _calls(tree.module, *_ALLOCATE):
+        dtype = _arg(call, "dtype", 99)
+        if dtype is None or _dotted(dtype.value) not in _HOST_HALF:
+            continue
+        device = _arg(call, "device", 99)
+        options = ["torch.float32"]
+        where = device.value if device is not None else None
+        if isinstance(where, cst.Attribute) and where.attr.value == "device":
+            options.append(f"{tree.code(where.value)}.dtype")
+        for option in options:
+            yield tree.edit(dtype.value, _expr(option), f"buffer dtype {tree.code(dtype.value)} -> {option}")
+
+
 RULES = rules_of(__name__)
