@@ -594,3 +594,27 @@ def test_a_half_precision_buffer_for_float32_data_is_allocated_in_float32_unless
     offered = {rw.description.split(" (line")[0] for rw in propose(source, ["half_buffer"])}
     assert offered == {"buffer dtype torch.float16 -> torch.float32", "buffer dtype torch.float16 -> x.dtype"}
     assert propose(source, ["half_buffer"], RuleContext(output_dtype="float16")) == []
+
+
+def test_an_accumulator_a_helper_is_handed_is_rescaled_by_the_loops_own_base_2_factor() -> None:
+    source = kernel("""
+        @triton.jit
+        def _inner(acc, l_i, m_i, q, K, V, N, BLOCK_N: tl.constexpr):
+            for start in range(0, N, BLOCK_N):
+                cols = start + tl.arange(0, BLOCK_N)
+                qk = tl.dot(q, tl.load(K + cols[None, :]))
+                m_ij = tl.maximum(m_i, tl.max(qk, 1))
+                alpha = tl.math.exp2(m_i - m_ij)
+                p = tl.math.exp2(qk - m_ij[:, None])
+                l_i = l_i * alpha + tl.sum(p, 1)
+                acc += tl.dot(p, tl.load(V + cols[:, None]))
+                m_i = m_ij
+            return acc, l_i, m_i
+    """)
+    (rw,) = propose(source, ["online_softmax_rescale"])
+    assert "acc = acc * alpha[:, None] + tl.dot(p, tl.load(V + cols[:, None]))" in rw.source
+    unnamed = source.replace("l_i * alpha", "l_i * tl.math.exp2(m_i - m_ij)").replace(
+        "        alpha = tl.math.exp2(m_i - m_ij)\n", ""
+    )
+    (rw,) = propose(unnamed, ["online_softmax_rescale"])
+    assert "acc = acc * tl.math.exp2(m_i - m_ij)[:, None] + tl.dot(" in rw.source

@@ -296,6 +296,19 @@ def online_softmax_rescale(tree: Tree, fn: cst.FunctionDef, context: RuleContext
         if running is None:
             continue
         old, new_max = running
+        # The loop's own factor where it computes one (`alpha = tl.math.exp2(m_i - m_ij)`), else exp of the
+        # difference in the base the loop exponentiates in.
+        shift = f"{old} - {new_max}"
+        named = [
+            t
+            for targets, value in _assignments(loop.body)
+            if isinstance(value, cst.Call) and value.args and _render(value.args[0].value).strip() == shift
+            and (_dotted(value.func) or "") in _EXP
+            for t in sorted(targets)
+        ]
+        base2 = [c for c in _calls(loop.body, *_EXP) if "exp2" in (_dotted(c.func) or "")]
+        factor = named[0] if named else f"{_dotted(base2[0].func) if base2 else 'tl.exp'}({shift})"
+        assigned = {t for targets, _ in _assignments(fn.body) for t in targets}
         rescaled = {
             n.target.value
             for n in m.findall(loop.body, m.AugAssign(operator=m.MultiplyAssign()))
@@ -321,12 +334,17 @@ def online_softmax_rescale(tree: Tree, fn: cst.FunctionDef, context: RuleContext
                 acc, added = value.left.value, value.right
             if acc in (old, new_max) or acc in rescaled:
                 continue
-            alpha = f"tl.exp({old} - {new_max})" + ("[:, None]" if acc in two_d else "")
-            stmt = cst.parse_statement(f"{acc} = {acc} * {alpha} + {_render(_paren(added))}\n")
-            assert isinstance(stmt, cst.SimpleStatementLine)
-            new = tree.replace(node, stmt.body[0])
-            desc = f"{fn.name.value}: rescale {acc} by exp({old} - {new_max}) before adding"
-            yield Edit(new, tree.line(node), desc)
+            # A 2-D accumulator (a tile, or a helper's parameter a tl.dot is added to) scales by rows.
+            shapes = ["[:, None]"] if acc in two_d or _calls(added, "tl.dot") else [""]
+            if acc not in assigned and not _calls(added, "tl.dot"):
+                shapes = ["", "[:, None]"]
+            for shape in shapes:
+                alpha = factor + shape
+                stmt = cst.parse_statement(f"{acc} = {acc} * {alpha} + {_render(_paren(added))}\n")
+                assert isinstance(stmt, cst.SimpleStatementLine)
+                new = tree.replace(node, stmt.body[0])
+                desc = f"{fn.name.value}: rescale {acc} by {alpha} before adding"
+                yield Edit(new, tree.line(node), desc)
 
 
 # ---------------------------------------------------------------- stable_log_exp and stable_exp_ratio
