@@ -260,7 +260,10 @@ def test_every_host_rule_has_a_wrapper_it_applies_to(rule: str) -> None:
     contexts = [RuleContext.from_reference(IGNORING, {"reference_dtype": "int64"})]
     found = [
         rw
-        for s in (ARGMAX, LOSS, CAPPED, ROWS, SCALE, ATOMIC, GRID, TEMPERATURE, DEFAULTED, SWAPPED_SETTINGS)
+        for s in (
+            *(ARGMAX, LOSS, CAPPED, ROWS, SCALE, ATOMIC, GRID, TEMPERATURE, DEFAULTED),
+            *(SWAPPED_SETTINGS, SQUARE_PLANE),
+        )
         for c in contexts
         for rw in propose(s, [rule], c)
     ]
@@ -295,6 +298,21 @@ class ModelNew(nn.Module):
     def forward(self, x, y):
         return scaled_sum(x, y, self.beta, self.alpha)
 '''
+
+
+# The plane size of an NCHW tensor handed as H * H: the unpacked W is never used.
+SQUARE_PLANE = module("""
+    @triton.jit
+    def per_channel(x, s, y, n, plane, C, BLOCK: tl.constexpr):
+        pass
+
+
+    def channel_scale(x, s):
+        N, C, H, W = x.shape
+        y = torch.empty_like(x)
+        per_channel[(triton.cdiv(x.numel(), 256),)](x, s, y, x.numel(), H * H, C, BLOCK=256)
+        return y
+""")
 
 
 def test_arguments_named_after_each_others_parameters_are_swapped() -> None:

@@ -545,42 +545,6 @@ def _helper_reads(tree: Tree, fn: cst.FunctionDef, consumers: tuple[str, ...]) -
     return out
 
 
-class _Substitute(cst.CSTTransformer):
-    def __init__(self, values: dict[str, cst.BaseExpression]) -> None:
-        self.values = values
-
-    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
-        return _paren(self.values[original.value]) if original.value in self.values else updated
-
-
-def _inline_helper(tree: Tree, call: cst.BaseExpression) -> cst.BaseExpression | None:
-    """What a call to a straight-line @triton.jit helper returns, in the caller's terms: `_combine(acc, v)`
-    with `def _combine(a, b): return tl.maximum(a, b)` is `tl.maximum(acc, v)`. None for anything else
-    (a helper with branches or loops, keywords, a different number of arguments)."""
-    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name):
-        return None
-    helper = next((k for k in _kernels(tree.module) if k.name.value == call.func.value), None)
-    if helper is None or not isinstance(helper.body, cst.IndentedBlock):
-        return None
-    params = [p.name.value for p in _params(helper)]
-    if len(call.args) != len(params) or any(a.keyword is not None or a.star for a in call.args):
-        return None
-    values: dict[str, cst.BaseExpression] = {p: a.value for p, a in zip(params, call.args, strict=True)}
-    for stmt in helper.body.body[_after_docstring(helper.body) :]:
-        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
-            return None
-        small = stmt.body[0]
-        if isinstance(small, cst.Return) and small.value is not None:
-            return small.value.visit(_Substitute(values))  # type: ignore[return-value]
-        if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
-            return None
-        target = small.targets[0].target
-        if not isinstance(target, cst.Name):
-            return None
-        values[target.value] = small.value.visit(_Substitute(values))  # type: ignore[assignment]
-    return None
-
-
 def _values_of(fn: cst.FunctionDef) -> dict[str, list[cst.BaseExpression]]:
     out: dict[str, list[cst.BaseExpression]] = {}
     for targets, value in _assignments(fn.body):

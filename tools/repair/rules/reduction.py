@@ -17,19 +17,20 @@ from kernel_medic.tools.repair.rules.base import (
     Edit,
     RuleContext,
     Tree,
+    _after_docstring,
     _arg,
     _assignments,
     _calls,
     _dotted,
     _expr,
     _feeds,
-    _inline_helper,
     _is_inf,
     _is_number,
     _kernels,
     _mask_names,
     _names,
     _params,
+    _paren,
     _render,
     _scalar_params,
     _values_of,
@@ -351,6 +352,42 @@ def _where_kind(acc: str, value: cst.BaseExpression) -> str | None:
     if is_acc[0]:  # the new value is taken when the condition fails
         new_wins_if_larger = not new_wins_if_larger
     return "max" if new_wins_if_larger else "min"
+
+
+class _Substitute(cst.CSTTransformer):
+    def __init__(self, values: dict[str, cst.BaseExpression]) -> None:
+        self.values = values
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        return _paren(self.values[original.value]) if original.value in self.values else updated
+
+
+def _inline_helper(tree: Tree, call: cst.BaseExpression) -> cst.BaseExpression | None:
+    """What a call to a straight-line @triton.jit helper returns, in the caller's terms: `_combine(acc, v)`
+    with `def _combine(a, b): return tl.maximum(a, b)` is `tl.maximum(acc, v)`. None for anything else
+    (a helper with branches or loops, keywords, a different number of arguments)."""
+    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name):
+        return None
+    helper = next((k for k in _kernels(tree.module) if k.name.value == call.func.value), None)
+    if helper is None or not isinstance(helper.body, cst.IndentedBlock):
+        return None
+    params = [p.name.value for p in _params(helper)]
+    if len(call.args) != len(params) or any(a.keyword is not None or a.star for a in call.args):
+        return None
+    values: dict[str, cst.BaseExpression] = {p: a.value for p, a in zip(params, call.args, strict=True)}
+    for stmt in helper.body.body[_after_docstring(helper.body) :]:
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            return None
+        small = stmt.body[0]
+        if isinstance(small, cst.Return) and small.value is not None:
+            return small.value.visit(_Substitute(values))  # type: ignore[return-value]
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+            return None
+        target = small.targets[0].target
+        if not isinstance(target, cst.Name):
+            return None
+        values[target.value] = small.value.visit(_Substitute(values))  # type: ignore[assignment]
+    return None
 
 
 _INIT_NEUTRAL = {"max": 'float("-inf")', "min": 'float("inf")', "mul": "1.0"}
