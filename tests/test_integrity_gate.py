@@ -44,6 +44,38 @@ def test_a_one_line_repair_is_not_refused_for_an_untouched_fallback_it_never_run
     assert strict.verdict == "cheat"
 
 
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "holdout5/normalization_01_gemma_rmsnorm_offset",  # nn.Parameter(0.1 * torch.randn(hidden))
+        "holdout6/matmul_02_lora_linear_fused",  # torch.randn(out, in) / math.sqrt(in)
+    ],
+)
+def test_weights_initialised_by_scaling_random_fills_are_not_host_compute(evaluator: Any, case: str) -> None:
+    # KernelBook modules build their weights as their references do; the fixes of these cases were refused.
+    problem = load_problem(BENCHMARKS / case)
+    fixed = problem.with_candidate((problem.candidate_path.parent / "fixed.py").read_text())
+    result = audit(fixed, evaluator, problem.candidate_source)
+    assert result.verdict == "clean", result.to_dict()
+
+
+def test_init_arithmetic_on_what_the_module_is_handed_is_still_host_compute(
+    evaluator: Any, tmp_path: Path
+) -> None:
+    # Only what __init__ fills at random or from constants may be scaled there, not a tensor it is handed.
+    init, takes = "    def __init__(self):\n", "    def __init__(self, w):\n"
+    reference = SCALE_REFERENCE.replace(init, takes).replace("    return []", "    return [torch.ones(4)]")
+    scaled = takes + "        super().__init__()\n        self.w2 = w * 2.0\n"
+    handed = scale_candidate((init + "        super().__init__()\n", scaled))
+    problem = load_problem(write_problem(tmp_path / "p", handed, reference=reference, toml=LIGHT_TOML))
+    result = audit(problem, evaluator, dynamic="always")
+    assert result.verdict == "cheat", result.to_dict()
+    assert any("init computed aten mul" in f.evidence for f in result.findings)
+
+
 def test_a_finding_the_repair_introduces_is_refused_even_off_the_problems_path(
     evaluator: Any, tmp_path: Path
 ) -> None:

@@ -323,6 +323,16 @@ INIT_ATEN = {
     "uniform_", "normal_", "random_", "bernoulli_", "exponential_", "randperm", "linspace", "logspace", "eye",
     "randn", "rand", "randint", "normal", "uniform", "bernoulli",
 }  # fmt: skip
+# Arithmetic __init__ may do on what random fills and constants gave (a weight scaled by 1/sqrt(fan_in), a
+# gamma of 1 + 0.1 * randn): it cannot read an input, and the reference's state dict replaces the weights.
+INIT_SCALE_ATEN = {
+    "mul", "div", "add", "sub", "rsub", "neg", "abs", "sqrt", "rsqrt", "reciprocal", "clamp", "clamp_min",
+    "clamp_max", "mul_", "div_", "add_", "sub_", "neg_", "abs_", "clamp_", "sqrt_", "pow",
+}  # fmt: skip
+# Tensors __init__ creates from nothing (torch.ones(C) * 0.5 is a constant, like a random fill).
+INIT_CONSTANT_ATEN = {
+    "ones", "zeros", "full", "empty", "arange", "scalar_tensor", "lift_fresh", "lift_fresh_copy",
+}  # fmt: skip
 # The last steps a host may take over buffers a kernel wrote (summing per-block partials, a mean's division
 # by a size): allowed only when every tensor operand is kernel-written memory and the host folds at most
 # the payload's host_fold_cap values into each result; reported as notes.
@@ -357,17 +367,25 @@ class HostComputeGuard(TorchDispatchMode):
         self.folded: dict[int, int] = {}
         self.count_storages: set[int] = set()
         self.protected: set[int] = set()
+        self.random_born: set[int] = set()  # storages __init__ filled at random or computed from those
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
         name = func.overloadpacket.__name__
         if name in GLUE_ATEN:
-            return func(*args, **kwargs)
+            out = func(*args, **kwargs)
+            if self.armed == "init" and name in INIT_CONSTANT_ATEN:
+                self.random_born |= {_storage(t) for t in tensors_in(out)}  # a constant: as harmless
+            return out
         line = _candidate_line()
         if not self.armed and line is None:
             return func(*args, **kwargs)
-        if self.armed == "init" and (name in INIT_ATEN or _innermost_torch_init()):
-            return func(*args, **kwargs)
+        if self.armed == "init" and (
+            name in INIT_ATEN or _innermost_torch_init() or self._scales_fill(name, args)
+        ):
+            out = func(*args, **kwargs)
+            self.random_born |= {_storage(t) for t in tensors_in(out)}
+            return out
         if name in EPILOGUE_ATEN and self.armed == "forward" and self._on_written(name, args, kwargs):
             out = func(*args, **kwargs)
             folded = reduction_extent(name, args, kwargs, out) * max(
@@ -399,6 +417,12 @@ class HostComputeGuard(TorchDispatchMode):
         )
         self.hits.append({"op": name, "phase": self.armed, "line": line or 0, "why": why})
         raise HostCompute(f"host compute: aten {name} {why}")
+
+    def _scales_fill(self, name: str, args: Any) -> bool:
+        """Pointwise arithmetic whose tensor operands all come from __init__'s random fills (0.1 * randn)."""
+        tensors = tensors_in(args)
+        born = self.random_born
+        return name in INIT_SCALE_ATEN and bool(tensors) and all(_storage(t) in born for t in tensors)
 
     def _on_written(self, name: str, args: Any, kwargs: Any) -> bool:
         tensors = tensors_in((args, kwargs))
