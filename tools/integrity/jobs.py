@@ -367,7 +367,7 @@ class HostComputeGuard(TorchDispatchMode):
         self.folded: dict[int, int] = {}
         self.count_storages: set[int] = set()
         self.protected: set[int] = set()
-        self.random_born: set[int] = set()  # storages __init__ filled at random or computed from those
+        self.init_made: set[int] = set()  # storages __init__ filled (random, constants) or computed
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
@@ -375,7 +375,7 @@ class HostComputeGuard(TorchDispatchMode):
         if name in GLUE_ATEN:
             out = func(*args, **kwargs)
             if self.armed == "init" and name in INIT_CONSTANT_ATEN:
-                self.random_born |= {_storage(t) for t in tensors_in(out)}  # a constant: as harmless
+                self.init_made |= {_storage(t) for t in tensors_in(out)}  # a constant: as harmless
             return out
         line = _candidate_line()
         if not self.armed and line is None:
@@ -384,7 +384,7 @@ class HostComputeGuard(TorchDispatchMode):
             name in INIT_ATEN or _innermost_torch_init() or self._scales_fill(name, args)
         ):
             out = func(*args, **kwargs)
-            self.random_born |= {_storage(t) for t in tensors_in(out)}
+            self.init_made |= {_storage(t) for t in tensors_in(out)}
             return out
         if name in EPILOGUE_ATEN and self.armed == "forward" and self._on_written(name, args, kwargs):
             out = func(*args, **kwargs)
@@ -419,9 +419,9 @@ class HostComputeGuard(TorchDispatchMode):
         raise HostCompute(f"host compute: aten {name} {why}")
 
     def _scales_fill(self, name: str, args: Any) -> bool:
-        """Pointwise arithmetic whose tensor operands all come from __init__'s random fills (0.1 * randn)."""
+        """Pointwise arithmetic whose tensor operands all come from __init__'s fills (0.1 * randn)."""
         tensors = tensors_in(args)
-        born = self.random_born
+        born = self.init_made
         return name in INIT_SCALE_ATEN and bool(tensors) and all(_storage(t) in born for t in tensors)
 
     def _on_written(self, name: str, args: Any, kwargs: Any) -> bool:

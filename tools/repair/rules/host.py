@@ -570,6 +570,7 @@ def unused_size(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     """`N, C, H, W = x.shape` with W never read again, and a launch that reads H twice (`H * H`, or H handed
     for both the height and the width): one of those reads is the size the wrapper forgot."""
     kernels = set(_kernels(tree.module))
+    all_launches = _launches(tree.module)
     for fn in m.findall(tree.module, m.FunctionDef()):
         assert isinstance(fn, cst.FunctionDef)
         if fn in kernels:
@@ -578,7 +579,7 @@ def unused_size(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
         for name in m.findall(fn.body, m.Name()):
             assert isinstance(name, cst.Name)
             counts[name.value] = counts.get(name.value, 0) + 1
-        launches = [c for c in _launches(tree.module) if any(a is fn for a in _ancestors(tree, c))]
+        launches = [c for c in all_launches if any(a is fn for a in _ancestors(tree, c))]
         for names in _shape_unpacks(fn):
             unused = [n for n in names if counts.get(n, 0) == 1 and not n.startswith("_")]
             if not unused or len(unused) == len(names):

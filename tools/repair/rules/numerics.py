@@ -335,9 +335,10 @@ def online_softmax_rescale(tree: Tree, fn: cst.FunctionDef, context: RuleContext
             if acc in (old, new_max) or acc in rescaled:
                 continue
             # A 2-D accumulator (a tile, or a helper's parameter a tl.dot is added to) scales by rows.
-            shapes = ["[:, None]"] if acc in two_d or _calls(added, "tl.dot") else [""]
-            if acc not in assigned and not _calls(added, "tl.dot"):
-                shapes = ["", "[:, None]"]
+            if acc in two_d or _calls(added, "tl.dot"):
+                shapes = ["[:, None]"]
+            else:  # a name this function never assigns (a parameter) may be either
+                shapes = [""] if acc in assigned else ["", "[:, None]"]
             for shape in shapes:
                 alpha = factor + shape
                 stmt = cst.parse_statement(f"{acc} = {acc} * {alpha} + {_render(_paren(added))}\n")
