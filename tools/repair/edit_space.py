@@ -50,6 +50,7 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 # ---------------------------------------------------------------- operators and functions
 
@@ -66,7 +67,7 @@ _OPERATORS: dict[type, tuple[type, ...]] = {
 @rule("edit_operator", title="binary operator substitution", bug_class="edit:operator", guarded=True)
 def edit_operator(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """`+`<->`-`, `*`<->`/`, `//`<->`%` and neighbours, one operation at a time."""
-    for op in m.findall(fn.body, m.BinaryOperation()):
+    for op in findall(fn.body, m.BinaryOperation()):
         assert isinstance(op, cst.BinaryOperation)
         old = op.operator
         for kind in _OPERATORS.get(type(old), ()):
@@ -100,7 +101,7 @@ def _function_alternatives(name: str) -> list[str]:
 
 @rule("edit_function", title="function substitution within a family", bug_class="edit:function", guarded=True)
 def edit_function(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
-    for call in m.findall(fn.body, m.Call()):
+    for call in findall(fn.body, m.Call()):
         assert isinstance(call, cst.Call)
         name = _dotted(call.func)
         for other in _function_alternatives(name or ""):
@@ -155,7 +156,7 @@ def _reference_numbers(context: RuleContext | None) -> list[float]:
 )
 def edit_constant(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     numbers = _reference_numbers(context)
-    for lit in m.findall(fn.body, m.Integer() | m.Float()):
+    for lit in findall(fn.body, m.Integer() | m.Float()):
         assert isinstance(lit, cst.Integer | cst.Float)
         value = _literal_value(lit)
         if value is None or _is_axis_or_arange(tree, lit):
@@ -203,7 +204,7 @@ def _terms(op: cst.BinaryOperation) -> list[cst.BaseExpression]:
 )
 def edit_index_term(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """`a + b*s + c` loses one term; `b * s` loses one factor (an offset or a stride applied wrongly)."""
-    for op in m.findall(fn.body, m.BinaryOperation()):
+    for op in findall(fn.body, m.BinaryOperation()):
         assert isinstance(op, cst.BinaryOperation)
         parent = tree.parent(op)
         if isinstance(op.operator, cst.Add) and not (
@@ -266,7 +267,7 @@ _NARROW = {"tl.float16", "tl.bfloat16", "tl.float8e4nv", "tl.int8", "tl.int16", 
 @rule("edit_acc_dtype", title="accumulate in float32", bug_class="edit:acc_dtype", guarded=True)
 def edit_acc_dtype(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """A narrow dtype in `tl.zeros`/`.to()`/`dtype=` becomes float32; a load is widened to float32."""
-    for attr in m.findall(fn.body, m.Attribute()):
+    for attr in findall(fn.body, m.Attribute()):
         assert isinstance(attr, cst.Attribute)
         if _dotted(attr) in _NARROW:
             yield tree.edit(attr, _expr("tl.float32"), f"{fn.name.value}: {tree.code(attr)} -> tl.float32")
@@ -320,12 +321,12 @@ def edit_rounding(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     adds a phantom one (an output length in floor mode); `floor`/`ceil` calls swap for the same reason.
     """
     kernels = set(_kernels(tree.module))
-    for fn in m.findall(tree.module, m.FunctionDef()):
+    for fn in findall(tree.module, m.FunctionDef()):
         assert isinstance(fn, cst.FunctionDef)
         ceil = "tl.cdiv" if fn in kernels else "triton.cdiv"
         where = fn.name.value
-        nested = {id(n) for inner in m.findall(fn.body, m.FunctionDef()) for n in m.findall(inner, _ROUNDED)}
-        for node in m.findall(fn.body, _ROUNDED):
+        nested = {id(n) for inner in findall(fn.body, m.FunctionDef()) for n in findall(inner, _ROUNDED)}
+        for node in findall(fn.body, _ROUNDED):
             if id(node) in nested:
                 continue  # a nested function's own pass renders it with its own spelling
             assert isinstance(node, cst.BinaryOperation | cst.Call)
@@ -352,7 +353,7 @@ def _host_functions(module: cst.Module) -> list[cst.FunctionDef]:
     kernels = set(_kernels(module))
     return [
         fn
-        for fn in m.findall(module, m.FunctionDef())
+        for fn in findall(module, m.FunctionDef())
         if isinstance(fn, cst.FunctionDef) and fn not in kernels and _launches(fn)  # type: ignore[arg-type]
     ]
 
@@ -378,7 +379,7 @@ def _makes_view(value: cst.BaseExpression) -> bool:
 def edit_contiguous(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     """`.contiguous()` on a view assigned in a wrapper, or just before a launch on a name it is handed."""
     for fn in _host_functions(tree.module):
-        for stmt in m.findall(fn.body, m.Assign()):
+        for stmt in findall(fn.body, m.Assign()):
             assert isinstance(stmt, cst.Assign)
             if _makes_view(stmt.value) and len(stmt.targets) == 1:
                 new_value = _expr(f"({_render(stmt.value)}).contiguous()")

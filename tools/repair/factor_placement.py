@@ -22,6 +22,7 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 _SUM = (cst.Add, cst.Subtract)
 
@@ -55,7 +56,7 @@ def edit_factor_placement(tree: Tree, fn: cst.FunctionDef, context: RuleContext 
     """`(a + b) * s` -> `a + b * s` / `a * s + b`; `a * s + b` -> `a + b * s` / `(a + b) * s`: in sums of the
     kernel's data (what it loaded), not in its indices."""
     data = loaded_names(fn)
-    for op in m.findall(fn.body, m.BinaryOperation(operator=m.Multiply())):
+    for op in findall(fn.body, m.BinaryOperation(operator=m.Multiply())):
         assert isinstance(op, cst.BinaryOperation)
         for inner, scale in ((op.left, op.right), (op.right, op.left)):
             if not (
@@ -77,7 +78,7 @@ def edit_factor_placement(tree: Tree, fn: cst.FunctionDef, context: RuleContext 
                 yield tree.edit(
                     op, _expr(f"({new})" if op.lpar else new), f"{fn.name.value}: {tree.code(op)} -> {new}"
                 )
-    for op in m.findall(fn.body, m.BinaryOperation()):
+    for op in findall(fn.body, m.BinaryOperation()):
         assert isinstance(op, cst.BinaryOperation)
         parent = tree.parent(op)
         if not isinstance(op.operator, _SUM) or (

@@ -30,6 +30,7 @@ from kernel_medic.tools.repair.rules.base import (
     rules_of,
 )
 from kernel_medic.tools.repair.rules.conv_spec import _apply
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 _CHAIN = (cst.Add, cst.Subtract)
 
@@ -47,7 +48,7 @@ def _index_sources(fn: cst.FunctionDef) -> set[str]:
     for targets, value in _assignments(fn.body):
         if _calls(value, "tl.arange"):
             out |= targets
-    for loop in m.findall(fn.body, m.For()):
+    for loop in findall(fn.body, m.For()):
         assert isinstance(loop, cst.For)
         out |= _names(loop.target)
     return out
@@ -57,15 +58,15 @@ def _scales(fn: cst.FunctionDef, indices: set[str]) -> list[str]:
     """Stride and dilation parameters, and names some index is already multiplied by."""
     params = [p.name.value for p in _params(fn)]
     out = [p for p in params if "stride" in p.lower() or "dil" in p.lower()]
-    for op in m.findall(fn.body, m.BinaryOperation(operator=m.Multiply())):
+    for op in findall(fn.body, m.BinaryOperation(operator=m.Multiply())):
         assert isinstance(op, cst.BinaryOperation)
         for a, b in ((op.left, op.right), (op.right, op.left)):
             if isinstance(a, cst.Name) and isinstance(b, cst.Name) and a.value in indices:
                 out += [b.value] if b.value in params else []
     # A size (a loop's extent, a mask's bound, a divisor that unflattens) flattens indices: not a lost scale.
-    sizes = {n for c in m.findall(fn.body, m.Comparison()) for n in _names(c)}
+    sizes = {n for c in findall(fn.body, m.Comparison()) for n in _names(c)}
     sizes |= {n for c in _calls(fn.body, "range", "tl.range", "tl.static_range") for n in _names(c)}
-    for op in m.findall(fn.body, m.BinaryOperation(operator=m.FloorDivide() | m.Modulo())):
+    for op in findall(fn.body, m.BinaryOperation(operator=m.FloorDivide() | m.Modulo())):
         assert isinstance(op, cst.BinaryOperation)
         sizes |= _names(op.right)
     return [n for n in dict.fromkeys(out) if n not in sizes or "stride" in n.lower() or "dil" in n.lower()]
@@ -82,7 +83,7 @@ def edit_index_scale(tree: Tree, fn: cst.FunctionDef, context: RuleContext | Non
     if not scales:
         return
     chains: list[tuple[cst.BinaryOperation, list[cst.BaseExpression]]] = []
-    for op in m.findall(fn.body, m.BinaryOperation()):
+    for op in findall(fn.body, m.BinaryOperation()):
         assert isinstance(op, cst.BinaryOperation)
         parent = tree.parent(op)
         if not isinstance(op.operator, _CHAIN) or (

@@ -26,6 +26,7 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 # Triton forms of the functions, `{}` the value.
 _FORMS = {
@@ -102,14 +103,14 @@ def edit_missing_function(tree: Tree, fn: cst.FunctionDef, context: RuleContext 
         return
     called = {
         (_dotted(c.func) or "").rpartition(".")[2]
-        for c in m.findall(fn.body, m.Call())
+        for c in findall(fn.body, m.Call())
         if isinstance(c, cst.Call)
     }
     missing = [f for f in implied_functions(context.reference_source) if not (_APPLIED[f] & called)]
     if not missing:
         return
     data = loaded_names(fn)
-    for node in m.findall(fn.body, m.Assign() | m.AugAssign()):
+    for node in findall(fn.body, m.Assign() | m.AugAssign()):
         assert isinstance(node, cst.Assign | cst.AugAssign)
         targets = (
             set().union(*(_names(t.target) for t in node.targets))

@@ -33,6 +33,7 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 _FLIP = {cst.LessThan: cst.LessThanEqual, cst.LessThanEqual: cst.LessThan}
 _FLIP.update({cst.GreaterThan: cst.GreaterThanEqual, cst.GreaterThanEqual: cst.GreaterThan})
@@ -46,7 +47,7 @@ _FLIP.update({cst.GreaterThan: cst.GreaterThanEqual, cst.GreaterThanEqual: cst.G
 )
 def mut_compare(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """`<` <-> `<=`, `>` <-> `>=`, one comparison at a time."""
-    for cmp in m.findall(fn.body, m.Comparison()):
+    for cmp in findall(fn.body, m.Comparison()):
         assert isinstance(cmp, cst.Comparison)
         for i, target in enumerate(cmp.comparisons):
             flip = _FLIP.get(type(target.operator))
@@ -68,7 +69,7 @@ def mut_bound_pm1(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     """±1 on the bound of a comparison and on the stop of a `range`."""
     bounds: list[cst.BaseExpression] = []
     for fn in _kernels(tree.module):
-        for cmp in m.findall(fn.body, m.Comparison()):
+        for cmp in findall(fn.body, m.Comparison()):
             assert isinstance(cmp, cst.Comparison)
             bounds += [t.comparator for t in cmp.comparisons]
         for call in _calls(fn.body, "range", "tl.range"):
@@ -136,7 +137,7 @@ def mut_literal(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) ->
     used = _names(fn.body)
     scalars = [p.name.value for p in _params(fn) if p.name.value not in used and _kind(p.name.value) is None]
     scalars = [s for s in scalars if s not in _constexpr_params(fn)]
-    for lit in m.findall(fn.body, m.Float()):
+    for lit in findall(fn.body, m.Float()):
         assert isinstance(lit, cst.Float)
         current = _literal_value(lit)
         options = scalars + [repr(v) for v in values if float(v) != current]

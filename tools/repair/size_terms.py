@@ -32,6 +32,7 @@ from kernel_medic.tools.repair.rules.base import (
     rules_of,
 )
 from kernel_medic.tools.repair.rules.conv_spec import _apply
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 _ALLOCATORS = {"empty", "zeros", "ones", "full", "new_empty", "new_zeros", "new_ones", "new_full", "randn"}
 _TENSOR_USES = {"shape", "size", "stride", "contiguous", "view", "reshape", "dtype", "device", "numel", "dim"}
@@ -54,7 +55,7 @@ def shape_gaps(context: RuleContext | None) -> set[int]:
 def _allocation_args(fn: cst.FunctionDef) -> list[cst.BaseExpression]:
     """Sizes a function passes to a tensor allocation (`torch.empty(B, L_out)`, `x.new_zeros((B, L))`)."""
     out: list[cst.BaseExpression] = []
-    for call in m.findall(fn.body, m.Call()):
+    for call in findall(fn.body, m.Call()):
         assert isinstance(call, cst.Call)
         short = (_dotted(call.func) or "").rpartition(".")[2]
         if isinstance(call.func, cst.Attribute) and call.func.attr.value in _ALLOCATORS:
@@ -94,14 +95,14 @@ def _size_sites(module: cst.Module) -> dict[cst.FunctionDef, list[tuple[str | No
     allocates (a launcher's `L_out` parameter). Names are followed back through plain assignments (a shape
     tuple) and from a callee's parameters into its callers."""
     kernels = set(_kernels(module))
-    functions = [fn for fn in m.findall(module, m.FunctionDef()) if isinstance(fn, cst.FunctionDef)]
+    functions = [fn for fn in findall(module, m.FunctionDef()) if isinstance(fn, cst.FunctionDef)]
     hosts = [fn for fn in functions if fn not in kernels]
     by_name = {fn.name.value: fn for fn in hosts}
     inline: dict[cst.FunctionDef, list[cst.BaseExpression]] = {fn: _allocation_args(fn) for fn in hosts}
     sized: dict[cst.FunctionDef, set[str]] = {
         fn: set().union(*(_names(a) for a in args)) if args else set() for fn, args in inline.items()
     }
-    calls = {fn: [c for c in m.findall(fn.body, m.Call()) if isinstance(c, cst.Call)] for fn in hosts}
+    calls = {fn: [c for c in findall(fn.body, m.Call()) if isinstance(c, cst.Call)] for fn in hosts}
     for _ in range(4):  # a fixpoint over short call chains
         changed = False
         for fn in hosts:
@@ -123,7 +124,7 @@ def _size_sites(module: cst.Module) -> dict[cst.FunctionDef, list[tuple[str | No
     sites: dict[cst.FunctionDef, list[tuple[str | None, cst.BaseExpression]]] = {}
     for fn in hosts:
         found: list[tuple[str | None, cst.BaseExpression]] = []
-        for node in m.findall(fn.body, m.Assign()):
+        for node in findall(fn.body, m.Assign()):
             assert isinstance(node, cst.Assign)
             for t, v in _unpacked(node):
                 if isinstance(t, cst.Name) and t.value in sized[fn] and _is_formula(v):
@@ -141,7 +142,7 @@ def sizing_lines(source: str) -> set[int]:
     if tree is None:
         return set()
     lines = {tree.line(formula) for sites in _size_sites(tree.module).values() for _, formula in sites}
-    for fn in m.findall(tree.module, m.FunctionDef()):
+    for fn in findall(tree.module, m.FunctionDef()):
         assert isinstance(fn, cst.FunctionDef)
         lines |= {tree.line(size) for size in _allocation_args(fn)}
     return lines
@@ -151,9 +152,9 @@ def _attribute_values(module: cst.Module, context: RuleContext | None) -> dict[s
     """`self.<attr>` set in an `__init__` to a parameter or an integer: its value when known."""
     params = context.init_params() if context is not None else {}
     out: dict[str, int | None] = {}
-    for fn in m.findall(module, m.FunctionDef(name=m.Name("__init__"))):
+    for fn in findall(module, m.FunctionDef(name=m.Name("__init__"))):
         assert isinstance(fn, cst.FunctionDef)
-        for node in m.findall(fn.body, m.Assign()):
+        for node in findall(fn.body, m.Assign()):
             assert isinstance(node, cst.Assign)
             target = node.targets[0].target if len(node.targets) == 1 else None
             if not (
@@ -236,7 +237,7 @@ def _terms(module: cst.Module, fn: cst.FunctionDef, context: RuleContext | None)
     terms: dict[str, int | None] = {f"self.{name}": value for name, value in attributes.items()}
     tensors = {
         _render(node.value)
-        for node in m.findall(fn.body, m.Attribute())
+        for node in findall(fn.body, m.Attribute())
         if isinstance(node, cst.Attribute) and node.attr.value in _TENSOR_USES
     } | _launched_tensors(module, fn)
     for param in _params(fn):
@@ -244,7 +245,7 @@ def _terms(module: cst.Module, fn: cst.FunctionDef, context: RuleContext | None)
         if name not in ("self", "cls") and name not in tensors:
             terms.setdefault(name, None)
     params = context.init_params() if context is not None else {}
-    for node in m.findall(fn.body, m.Assign()):
+    for node in findall(fn.body, m.Assign()):
         assert isinstance(node, cst.Assign)
         for target, value in _unpacked(node):
             if not isinstance(target, cst.Name):
@@ -288,7 +289,7 @@ def edit_size_term(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
                 if signed:
                     inner: dict[cst.CSTNode, cst.CSTNode] = {}
                     for _, formula in sites:
-                        for d in m.findall(formula, m.BinaryOperation(operator=m.FloorDivide())):
+                        for d in findall(formula, m.BinaryOperation(operator=m.FloorDivide())):
                             assert isinstance(d, cst.BinaryOperation)
                             inner.setdefault(
                                 d, d.with_changes(left=_expr(f"({_render(d.left)} {sign} {term})"))

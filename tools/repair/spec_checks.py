@@ -27,6 +27,7 @@ from kernel_medic.tools.repair.rules.base import (
     _render,
     rule,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 SPEC_ARGUMENTS = (
     "training", "ceil_mode", "count_include_pad", "divisor_override", "dim", "correction", "unbiased",
@@ -124,7 +125,7 @@ def edit_spec_divisor(tree: Tree, context: RuleContext | None) -> Iterator[Edit]
     if not _divisor_gap(context, tree.source):
         return
     for fn in _kernels(tree.module):
-        for op in m.findall(fn.body, m.BinaryOperation(operator=m.Divide())):
+        for op in findall(fn.body, m.BinaryOperation(operator=m.Divide())):
             assert isinstance(op, cst.BinaryOperation)
             if not _names(op.right):
                 continue
@@ -132,7 +133,7 @@ def edit_spec_divisor(tree: Tree, context: RuleContext | None) -> Iterator[Edit]
             for new in (f"({d} - 1)", f"({d} + 1)"):
                 yield tree.edit(op.right, _expr(new), f"{fn.name.value}: divide by {new}")
             yield tree.edit(op, op.left, f"{fn.name.value}: no division by {d}")
-    for call in m.findall(tree.module, m.Call(func=m.Attribute(attr=m.Name("mean") | m.Name("sum")))):
+    for call in findall(tree.module, m.Call(func=m.Attribute(attr=m.Name("mean") | m.Name("sum")))):
         assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
         other = "sum" if call.func.attr.value == "mean" else "mean"
         new = call.with_changes(func=call.func.with_changes(attr=cst.Name(other)))

@@ -21,6 +21,7 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 
 def _updated(stmt: cst.BaseStatement) -> str | None:
@@ -49,7 +50,7 @@ def edit_statement_order(tree: Tree, fn: cst.FunctionDef, context: RuleContext |
     """`t = f(t)` ... `t = g(t)` -> `t = g(t)` ... `t = f(t)` (the first moved after the second, or the
     second before the first), when the statements between neither touch `t` nor change what the moved
     update reads."""
-    for block in m.findall(fn.body, m.IndentedBlock()):
+    for block in findall(fn.body, m.IndentedBlock()):
         assert isinstance(block, cst.IndentedBlock)
         body = list(block.body)
         for i, first in enumerate(body):

@@ -25,6 +25,7 @@ from kernel_medic.tools.repair.rules.base import (
     _replace_many,
     rule,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 
 def _name_kind(name: str, pids: set[str], masks: set[str], blocks: set[str]) -> str | None:
@@ -73,7 +74,7 @@ def edit_variable(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) 
         id(name)
         for call in _calls(fn.body, "tl.load", "tl.store")
         if call.args
-        for name in m.findall(call.args[0].value, m.Name())
+        for name in findall(call.args[0].value, m.Name())
     }
     kinds: dict[str, list[str]] = {}
     for name in dict.fromkeys(scope):
@@ -111,7 +112,7 @@ def edit_swap_names(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
     def kind(name: str) -> str | None:
         return _name_kind(name, pids, masks, blocks) or ("scalar" if name in scalars else None)
 
-    for stmt in m.findall(fn.body, m.SimpleStatementLine()):
+    for stmt in findall(fn.body, m.SimpleStatementLine()):
         assert isinstance(stmt, cst.SimpleStatementLine)
         reads = _read_names(stmt)
         names = list(dict.fromkeys(n.value for n in reads))
@@ -134,7 +135,7 @@ def _clamps(fn: cst.FunctionDef) -> tuple[dict[str, list[str]], set[int]]:
         if not (isinstance(value, cst.Call) and _dotted(value.func) in _CLAMPS) or len(targets) != 1:
             continue
         (target,) = targets
-        inside |= {id(n) for n in m.findall(value, m.Name())}
+        inside |= {id(n) for n in findall(value, m.Name())}
         for arg in value.args:
             if isinstance(arg.value, cst.Name) and arg.value.value != target:
                 pairs.setdefault(arg.value.value, []).append(target)
@@ -155,7 +156,7 @@ def _lane_indices(fn: cst.FunctionDef, pids: set[str]) -> set[str]:
     flow = _flow_names(fn)
     out = set()
     for targets, value in assignments:
-        if m.findall(value, m.Comparison()):
+        if findall(value, m.Comparison()):
             continue
         out |= {t for t in targets if flow.get(t, set()) & (lanes | pids) and not flow.get(t, set()) & data}
     return out

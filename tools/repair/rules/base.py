@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import libcst as cst
 import libcst.matchers as m
+from kernel_medic.tools.repair.rules.cst_find import findall
 from kernel_medic.tools.repair.rules.splice import Splicer
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
@@ -346,7 +347,7 @@ def _per_node(find: Callable[[Any], list[Any]]) -> Callable[[Any], list[Any]]:
 
 @_per_node
 def _all_calls(root: cst.CSTNode) -> list[tuple[str | None, cst.Call]]:
-    return [(_dotted(c.func), c) for c in m.findall(root, m.Call()) if isinstance(c, cst.Call)]
+    return [(_dotted(c.func), c) for c in findall(root, m.Call()) if isinstance(c, cst.Call)]
 
 
 def _calls(root: cst.CSTNode, *names: str) -> list[cst.Call]:
@@ -416,7 +417,7 @@ def _names(node: cst.CSTNode) -> set[str]:
 def _kernels(module: cst.Module) -> list[cst.FunctionDef]:
     """Functions decorated with `@triton.jit` / `@jit` (with or without arguments)."""
     out = []
-    for fn in m.findall(module, m.FunctionDef()):
+    for fn in findall(module, m.FunctionDef()):
         assert isinstance(fn, cst.FunctionDef)
         for d in fn.decorators:
             target = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
@@ -443,7 +444,7 @@ def _params(fn: cst.FunctionDef) -> list[cst.Param]:
 def _assignments(root: cst.CSTNode) -> list[tuple[set[str], cst.BaseExpression]]:
     """(target names, value) for every plain, annotated and augmented assignment under `root`."""
     out: list[tuple[set[str], cst.BaseExpression]] = []
-    for node in m.findall(root, m.Assign() | m.AnnAssign() | m.AugAssign()):
+    for node in findall(root, m.Assign() | m.AnnAssign() | m.AugAssign()):
         if isinstance(node, cst.Assign):
             targets = set().union(*(_names(t.target) for t in node.targets))
             out.append((targets, node.value))
@@ -463,7 +464,7 @@ def _reachable(start: str, edges: dict[str, set[str]]) -> set[str]:
 
 
 def _forward(module: cst.Module) -> cst.FunctionDef | None:
-    for cls in m.findall(module, m.ClassDef(name=m.Name("ModelNew"))):
+    for cls in findall(module, m.ClassDef(name=m.Name("ModelNew"))):
         assert isinstance(cls, cst.ClassDef)
         for stmt in cls.body.body:
             if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "forward":
@@ -569,14 +570,14 @@ def _mask_expressions(root: cst.Module | cst.FunctionDef) -> list[cst.BaseExpres
     """Expressions used as masks in each function of root: the values of its mask names (`_mask_names`:
     `m = (li >= 0) & (li <= L)` used as `mask=m` is one) and masks written in place as an argument (tl.load
     and tl.store take one positionally, any other call only as mask=)."""
-    fns = [root] if isinstance(root, cst.FunctionDef) else m.findall(root, m.FunctionDef())
+    fns = [root] if isinstance(root, cst.FunctionDef) else findall(root, m.FunctionDef())
     found: list[cst.BaseExpression] = []
     seen: set[int] = set()
     for fn in fns:
         assert isinstance(fn, cst.FunctionDef)
         names = set(_mask_names(fn))
         exprs = [value for targets, value in _assignments(fn.body) if targets & names]
-        for call in m.findall(fn.body, m.Call()):
+        for call in findall(fn.body, m.Call()):
             assert isinstance(call, cst.Call)
             position = {"tl.load": 1, "tl.store": 2}.get(_dotted(call.func) or "", len(call.args))
             arg = _arg(call, "mask", position)
@@ -589,7 +590,7 @@ def _mask_expressions(root: cst.Module | cst.FunctionDef) -> list[cst.BaseExpres
 
 
 def _for_loops(fn: cst.FunctionDef) -> list[cst.For]:
-    return [f for f in m.findall(fn.body, m.For()) if isinstance(f, cst.For)]
+    return [f for f in findall(fn.body, m.For()) if isinstance(f, cst.For)]
 
 
 def _inside(tree: Tree, node: cst.CSTNode, kind: type) -> cst.CSTNode | None:
@@ -744,7 +745,7 @@ def _literal_value(node: cst.Float | cst.Integer) -> float | None:
 
 
 def _squares(expr: cst.BaseExpression) -> bool:
-    for op in m.findall(expr, m.BinaryOperation()):
+    for op in findall(expr, m.BinaryOperation()):
         assert isinstance(op, cst.BinaryOperation)
         if isinstance(op.operator, cst.Power):
             return True

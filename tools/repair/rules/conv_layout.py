@@ -31,6 +31,7 @@ from kernel_medic.tools.repair.rules.conv_spec import (
     _launch_args,
     _statement,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 # ---------------------------------------------------------------- bias_never_added
 
@@ -74,12 +75,12 @@ def bias_never_added(tree: Tree, fn: cst.FunctionDef, context: RuleContext | Non
     tensors = {t for targets, v in values if _calls(v, "tl.arange") for t in targets}
     masks: dict[str, str] = {}
     for targets, v in values:
-        for cmp in m.findall(v, m.Comparison()):
+        for cmp in findall(v, m.Comparison()):
             assert isinstance(cmp, cst.Comparison)
             if isinstance(cmp.left, cst.Name) and len(targets) == 1:
                 masks.setdefault(cmp.left.value, next(iter(targets)))
     slices: dict[str, list[str]] = {}
-    for sub in m.findall(fn.body, m.Subscript(value=m.Name())):
+    for sub in findall(fn.body, m.Subscript(value=m.Name())):
         assert isinstance(sub, cst.Subscript) and isinstance(sub.value, cst.Name)
         text = _render(sub)[len(sub.value.value) :]
         if "None" in text:
@@ -152,7 +153,7 @@ def store_batch_index(tree: Tree, fn: cst.FunctionDef, context: RuleContext | No
         for channel, (combined, batch, divisor) in splits.items():
             if channel not in read or batch in read or combined in read:
                 continue
-            sites = [n for n in m.findall(address.value, m.Name(channel)) if isinstance(n, cst.Name)]
+            sites = [n for n in findall(address.value, m.Name(channel)) if isinstance(n, cst.Name)]
             for replacement in (combined, f"({batch} * {_atom(divisor)} + {channel})"):
                 new = _apply(tree, {n: _expr(replacement) for n in sites})
                 what = f"{fn.name.value}: the store offset indexes the batch ({channel} -> {replacement})"
@@ -175,7 +176,7 @@ def _product(expr: cst.BaseExpression) -> list[str] | None:
 def _shape_owners(fn: cst.FunctionDef) -> dict[str, tuple[str, int, int]]:
     """Size name -> (tensor, axis, ndim) from `N, C, H, W = x.shape` and `H = x.shape[2]`."""
     out: dict[str, tuple[str, int, int]] = {}
-    for stmt in m.findall(fn.body, m.Assign()):
+    for stmt in findall(fn.body, m.Assign()):
         assert isinstance(stmt, cst.Assign)
         value = stmt.value
         if len(stmt.targets) != 1:

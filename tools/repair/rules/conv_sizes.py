@@ -31,6 +31,7 @@ from kernel_medic.tools.repair.rules.conv_spec import (
     _reference_spec,
     _role,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 # ---------------------------------------------------------------- conv_out_size: the wrapper's output size
 
@@ -193,7 +194,7 @@ def _equivalent(a: str, b: str, known: dict[str, int]) -> bool:
 def _known_locals(fn: cst.FunctionDef) -> dict[str, int]:
     """Names a function binds to integer literals (`stride, pad = 2, 1`, `ks = 3`)."""
     out: dict[str, int] = {}
-    for stmt in m.findall(fn.body, m.Assign()):
+    for stmt in findall(fn.body, m.Assign()):
         assert isinstance(stmt, cst.Assign)
         if len(stmt.targets) != 1:
             continue
@@ -229,7 +230,7 @@ def _scope_names(module: cst.Module, fn: cst.FunctionDef) -> dict[str, list[str]
                 role = _role(a.keyword.value)
                 if role in ("p", "s", "d") or role == "k":
                     add(role, _render(a.value))
-    for attr in m.findall(
+    for attr in findall(
         module, m.Assign(targets=[m.AssignTarget(target=m.Attribute(value=m.Name("self")))])
     ):
         assert isinstance(attr, cst.Assign)
@@ -249,7 +250,7 @@ class _SizeSite:
 
 def _size_sites(fn: cst.FunctionDef, tree: Tree) -> list[_SizeSite]:
     sites: list[_SizeSite] = []
-    for node in m.findall(fn.body, m.BinaryOperation()):
+    for node in findall(fn.body, m.BinaryOperation()):
         assert isinstance(node, cst.BinaryOperation)
         if isinstance(tree.parent(node), cst.BinaryOperation | cst.UnaryOperation):
             continue
@@ -265,7 +266,7 @@ def _size_sites(fn: cst.FunctionDef, tree: Tree) -> list[_SizeSite]:
             continue
         divisors = [
             d
-            for d in m.findall(node, m.BinaryOperation(operator=m.FloorDivide()))
+            for d in findall(node, m.BinaryOperation(operator=m.FloorDivide()))
             if isinstance(d, cst.BinaryOperation)
         ]
         stride = _render(divisors[0].right) if divisors else None

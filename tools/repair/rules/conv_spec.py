@@ -28,6 +28,7 @@ from kernel_medic.tools.repair.rules.base import (
     _render,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 # ---------------------------------------------------------------- the reference's operator
 
@@ -226,7 +227,7 @@ def _functions(module: cst.Module) -> list[cst.FunctionDef]:
     kernels = {id(k) for k in _kernels(module)}
     return [
         f
-        for f in m.findall(module, m.FunctionDef())
+        for f in findall(module, m.FunctionDef())
         if isinstance(f, cst.FunctionDef) and id(f) not in kernels
     ]
 

@@ -39,6 +39,7 @@ from kernel_medic.tools.repair.rules.conv_spec import (
     _Spec,
     _statement,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 # ---------------------------------------------------------------- kernel-side geometry
 
@@ -140,13 +141,13 @@ def _coordinates(fn: cst.FunctionDef, params: _KernelParams) -> list[_Coord]:
     roles = {name: role for role, names in params.by_role.items() for name in names}
     compared = {
         n
-        for cmp in m.findall(fn.body, m.Comparison())
+        for cmp in findall(fn.body, m.Comparison())
         if isinstance(cmp, cst.Comparison)
         for n in _names(cmp)
     }
     values = _values_of(fn)
     out: list[_Coord] = []
-    for stmt in m.findall(fn.body, m.Assign()):
+    for stmt in findall(fn.body, m.Assign()):
         assert isinstance(stmt, cst.Assign)
         if len(stmt.targets) != 1 or not isinstance(stmt.targets[0].target, cst.Name):
             continue
@@ -253,7 +254,7 @@ def _bounds(expr: cst.CSTNode) -> tuple[dict[str, cst.Comparison], dict[str, cst
     """Names with a `x >= 0` lower bound and names with an `x < n` upper bound in a mask."""
     lower: dict[str, cst.Comparison] = {}
     upper: dict[str, cst.Comparison] = {}
-    for cmp in m.findall(expr, m.Comparison()):
+    for cmp in findall(expr, m.Comparison()):
         assert isinstance(cmp, cst.Comparison)
         if len(cmp.comparisons) != 1:
             continue
@@ -301,7 +302,7 @@ def pad_upper_bound(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
             pointers |= {_render(n) for _, n in _chain(address.value) if isinstance(n, cst.Name)}
     sizes = [s for s in sizes if s not in pointers]
     compared: list[str] = []
-    for cmp in m.findall(fn.body, m.Comparison()):
+    for cmp in findall(fn.body, m.Comparison()):
         assert isinstance(cmp, cst.Comparison)
         for target in cmp.comparisons:
             if isinstance(target.comparator, cst.Name) and target.comparator.value in sizes:
@@ -392,7 +393,7 @@ def avg_pool_valid_count(tree: Tree, fn: cst.FunctionDef, context: RuleContext |
     inits: dict[str, cst.Assign] = {}
     accumulates: dict[str, list[cst.AugAssign]] = {}
     loads: dict[str, cst.Call] = {}
-    for node in m.findall(fn.body, m.Assign() | m.AugAssign()):
+    for node in findall(fn.body, m.Assign() | m.AugAssign()):
         if (
             isinstance(node, cst.Assign)
             and len(node.targets) == 1
@@ -405,7 +406,7 @@ def avg_pool_valid_count(tree: Tree, fn: cst.FunctionDef, context: RuleContext |
                 loads[name] = found[0]
         elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
             accumulates.setdefault(node.target.value, []).append(node)
-    for div in m.findall(fn.body, m.BinaryOperation(operator=m.Divide())):
+    for div in findall(fn.body, m.BinaryOperation(operator=m.Divide())):
         assert isinstance(div, cst.BinaryOperation)
         divisor = div.right.with_changes(lpar=[], rpar=[])
         # With the reference saying count_include_pad=False, any divisor but a count of the taps is wrong
@@ -462,7 +463,7 @@ def _bounded(fn: cst.FunctionDef) -> dict[str, str]:
     """Names a kernel bounds by 0 below and by a size above (`(ih >= 0) & (ih < H)`): name -> size."""
     lower: set[str] = set()
     upper: dict[str, str] = {}
-    for comp in m.findall(fn.body, m.Comparison(left=m.Name())):
+    for comp in findall(fn.body, m.Comparison(left=m.Name())):
         assert isinstance(comp, cst.Comparison) and isinstance(comp.left, cst.Name)
         for target in comp.comparisons:
             if isinstance(target.operator, cst.GreaterThanEqual) and _is_number(target.comparator, 0):
@@ -502,7 +503,7 @@ def padding_mode(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -
     for name, size in sorted(_bounded(fn).items()):
         assigns = [
             a
-            for a in m.findall(fn.body, m.Assign(targets=[m.AssignTarget(target=m.Name(name))]))
+            for a in findall(fn.body, m.Assign(targets=[m.AssignTarget(target=m.Name(name))]))
             if isinstance(a, cst.Assign)
         ]
         if len(assigns) == 1:
@@ -540,7 +541,7 @@ def ceil_window_divisor(tree: Tree, fn: cst.FunctionDef, context: RuleContext | 
     source = context.reference_source if context is not None else ""
     if not _CEIL_AVG_POOL.search(source) or re.search(r"count_include_pad\s*=\s*False", source):
         return
-    loops = {f.target.value: f for f in m.findall(fn.body, m.For(target=m.Name())) if isinstance(f, cst.For)}
+    loops = {f.target.value: f for f in findall(fn.body, m.For(target=m.Name())) if isinstance(f, cst.For)}
     values: dict[str, list[cst.BaseExpression]] = {}
     for targets, value in _assignments(fn.body):
         for t in targets:
@@ -566,14 +567,14 @@ def ceil_window_divisor(tree: Tree, fn: cst.FunctionDef, context: RuleContext | 
         pad = _render(origin[0].right)
         begin = _render(start)
         used = [
-            s for s in m.findall(fn.body, m.Subscript(value=m.Name(name))) if isinstance(s, cst.Subscript)
+            s for s in findall(fn.body, m.Subscript(value=m.Name(name))) if isinstance(s, cst.Subscript)
         ]
         layout = tree.code(used[0]).removeprefix(name) if used else ""
         axes.append((f"(tl.minimum({begin} + {extent}, {size} + {pad}) - {begin}){layout}", extent))
     if not axes:
         return
     extents = {e for _, e in axes}
-    for div in m.findall(fn.body, m.BinaryOperation(operator=m.Divide())):
+    for div in findall(fn.body, m.BinaryOperation(operator=m.Divide())):
         assert isinstance(div, cst.BinaryOperation)
         if not _names(div.right) or not _names(div.right) <= extents or _calls(div.right, "tl.minimum"):
             continue

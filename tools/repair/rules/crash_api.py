@@ -26,6 +26,7 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 try:
     import tomllib
@@ -152,7 +153,7 @@ def api_moves_rule(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     first: cst.CSTNode | None = None
     names: list[str] = []
     kernels = set(_kernels(tree.module))
-    for node in m.findall(tree.module, m.Attribute()):
+    for node in findall(tree.module, m.Attribute()):
         assert isinstance(node, cst.Attribute)
         dotted = _dotted(node)
         new = moved(dotted) if dotted else None
@@ -175,7 +176,7 @@ def api_moves_rule(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
         first = first or node
         names.append(f"{dotted} -> {new}")
     qualified: dict[str, str] = {}  # a name imported from Triton -> its dotted `tl.` spelling
-    for node in m.findall(tree.module, m.ImportFrom()):
+    for node in findall(tree.module, m.ImportFrom()):
         assert isinstance(node, cst.ImportFrom)
         source = _dotted(node.module) if node.module is not None else None
         source = "tl" if source == "triton.language" else source
@@ -244,7 +245,7 @@ def kernel_host_math(tree: Tree, fn: cst.FunctionDef, context: RuleContext | Non
         return
     table = api_moves()
     mapping: dict[cst.CSTNode, cst.CSTNode] = {}
-    for call in m.findall(fn.body, m.Call(func=m.Attribute())):
+    for call in findall(fn.body, m.Call(func=m.Attribute())):
         assert isinstance(call, cst.Call)
         dotted = _dotted(call.func) or ""
         host, _, name = dotted.rpartition(".")
@@ -321,7 +322,7 @@ def _module_names(module: cst.Module) -> set[str]:
 
 
 def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    return any(n is inner for n in m.findall(outer, m.Attribute()))
+    return any(n is inner for n in findall(outer, m.Attribute()))
 
 
 class _Swap(cst.CSTTransformer):
@@ -349,7 +350,7 @@ def drop_unused_import(tree: Tree, context: RuleContext | None) -> Iterator[Edit
     failed = crash.get("exception") in ("ImportError", "ModuleNotFoundError")
     if not failed or not isinstance(crash.get("line"), int):
         return
-    for stmt in m.findall(tree.module, m.SimpleStatementLine()):
+    for stmt in findall(tree.module, m.SimpleStatementLine()):
         assert isinstance(stmt, cst.SimpleStatementLine)
         if tree.line(stmt) != crash["line"] or len(stmt.body) != 1:
             continue

@@ -31,6 +31,7 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
 )
 from kernel_medic.tools.repair.rules.crash_host import _NOT_DEFINED, _crash, _host_functions, _text
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 # ---------------------------------------------------------------- the entry's arguments
 
@@ -150,7 +151,7 @@ def entry_arguments(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
         return
     by_text = bool(_ARGUMENTS.search(_text(crash)))
     defined = {f.name.value: f for f in _host_functions(tree.module)}
-    for call in m.findall(fn.body, m.Call(func=m.Name())):
+    for call in findall(fn.body, m.Call(func=m.Name())):
         assert isinstance(call, cst.Call) and isinstance(call.func, cst.Name)
         target = defined.get(call.func.value)
         signature = _reference_signature(context.reference_source, call.func.value)
@@ -293,7 +294,7 @@ def entry_class(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) ->
     if not missing or context is None:
         return
     name = missing.group(1)
-    if name in {f.name.value for f in m.findall(tree.module, m.FunctionDef())}:
+    if name in {f.name.value for f in findall(tree.module, m.FunctionDef())}:
         return
     classes = [
         s
@@ -306,7 +307,7 @@ def entry_class(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) ->
     cls = classes[0]
     ref_names = signature[0]
     autograd = any("Function" in (_dotted(b.value) or "") for b in cls.bases)
-    for call in m.findall(fn.body, m.Call(func=m.Name(name))):
+    for call in findall(fn.body, m.Call(func=m.Name(name))):
         assert isinstance(call, cst.Call)
         if any(a.star for a in call.args):
             continue

@@ -46,6 +46,7 @@ from kernel_medic.tools.repair.rules.base import (
     _with_kwarg,
     rule,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 
 def _crash(context: RuleContext | None) -> dict[str, Any]:
@@ -76,7 +77,7 @@ def drop_torch_script(tree: Tree, context: RuleContext | None) -> Iterator[Edit]
         return
     kernels = {k.name.value for k in _kernels(tree.module)}
     mapping: dict[cst.CSTNode, cst.CSTNode] = {}
-    for fn in m.findall(tree.module, m.FunctionDef()):
+    for fn in findall(tree.module, m.FunctionDef()):
         assert isinstance(fn, cst.FunctionDef)
         if fn.name.value in kernels:
             continue
@@ -172,7 +173,7 @@ def _top_launchers(module: cst.Module) -> list[str]:
     called = {
         _dotted(c.func)
         for fn in _host_functions(module)
-        for c in m.findall(fn.body, m.Call())
+        for c in findall(fn.body, m.Call())
         if isinstance(c, cst.Call)
     }
     top = sorted({h for h in launching if h not in called})
@@ -229,10 +230,10 @@ def entry_point(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
             targets.setdefault(kernel, launchers[0])
     if not targets:
         return
-    inside = {id(n) for fn in _kernels(module) for n in m.findall(fn, m.Call())}
+    inside = {id(n) for fn in _kernels(module) for n in findall(fn, m.Call())}
     for old, new in targets.items():
         mapping: dict[cst.CSTNode, cst.CSTNode] = {}
-        for call in m.findall(module, m.Call(func=m.Name(old))):
+        for call in findall(module, m.Call(func=m.Name(old))):
             assert isinstance(call, cst.Call)
             # Not inside a kernel (a device call), not inside the launcher itself (its own recursion).
             if id(call) in inside or _in_function(tree, call, new):
@@ -330,7 +331,7 @@ def _fewer_dims(tree: Tree, fn: cst.FunctionDef, line: int) -> tuple[str, int] |
     """(parameter, dims) when the statement of `fn` at `line` unpacks a parameter's shape into fewer names
     than its input has (`M, K = x.shape`) or asserts its number of dimensions (`assert x.ndim == 2`)."""
     params = {p.name.value for p in _params(fn)}
-    for stmt in m.findall(fn.body, m.SimpleStatementLine()):
+    for stmt in findall(fn.body, m.SimpleStatementLine()):
         assert isinstance(stmt, cst.SimpleStatementLine)
         if tree.line(stmt) != line:
             continue
@@ -369,7 +370,7 @@ def flatten_leading_dims(tree: Tree, context: RuleContext | None) -> Iterator[Ed
     if not (_UNPACK.search(text) or few or "AssertionError" in text):
         return
     kernels = set(_kernels(tree.module))
-    for fn in m.findall(tree.module, m.FunctionDef()):
+    for fn in findall(tree.module, m.FunctionDef()):
         assert isinstance(fn, cst.FunctionDef)
         if fn in kernels or not tree.line(fn) < line <= tree.line(fn, end=True):
             continue
@@ -377,7 +378,7 @@ def flatten_leading_dims(tree: Tree, context: RuleContext | None) -> Iterator[Ed
         if found is None or found[1] < 2:
             continue
         name, dims = found
-        returns = [r for r in m.findall(fn.body, m.Return()) if _function_of(tree, r) is fn]
+        returns = [r for r in findall(fn.body, m.Return()) if _function_of(tree, r) is fn]
         single = all(isinstance(r, cst.Return) and r.value is not None and not m.matches(r.value, m.Tuple())
                      for r in returns)
         if not returns or not single:
@@ -408,7 +409,7 @@ def flatten_leading_dims(tree: Tree, context: RuleContext | None) -> Iterator[Ed
         same_name = m.FunctionDef(name=m.Name(fn.name.value))
         new_fn = next(
             f
-            for f in m.findall(module, same_name)
+            for f in findall(module, same_name)
             if isinstance(f, cst.FunctionDef) and f.params.deep_equals(fn.params)
         )
         assert isinstance(new_fn, cst.FunctionDef) and isinstance(new_fn.body, cst.IndentedBlock)
@@ -457,7 +458,7 @@ def tensor_attribute(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     close = difflib.get_close_matches(missing.group(1), list(attributes), n=2, cutoff=0.75)
     for name in close:
         mapping: dict[cst.CSTNode, cst.CSTNode] = {}
-        for node in m.findall(tree.module, m.Attribute(attr=m.Name(missing.group(1)))):
+        for node in findall(tree.module, m.Attribute(attr=m.Name(missing.group(1)))):
             assert isinstance(node, cst.Attribute)
             if tree.line(node) != line:
                 continue
@@ -493,7 +494,7 @@ def broken_check(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     if crash.get("in_kernel"):
         return
     kernels = set(_kernels(tree.module))
-    for stmt in m.findall(tree.module, m.SimpleStatementLine(body=[m.Assert()])):
+    for stmt in findall(tree.module, m.SimpleStatementLine(body=[m.Assert()])):
         assert isinstance(stmt, cst.SimpleStatementLine)
         if tree.line(stmt) != line:
             continue

@@ -45,6 +45,7 @@ from kernel_medic.tools.repair.rules.base import (
     rules_of,
 )
 from kernel_medic.tools.repair.rules.crash_api import _Swap
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 
 def _crash(context: RuleContext | None) -> dict[str, Any]:
@@ -58,7 +59,7 @@ def _pointer_params(fn: cst.FunctionDef) -> set[str]:
     """Names that can only be pointers here: parameters that are not constexpr, not scalar-annotated and
     never rebound, and locals only ever assigned such a pointer plus an offset (`row_ptr = x_ptr + off`)."""
     assigned: dict[str, list[cst.BaseExpression | None]] = {}
-    for node in m.findall(fn.body, m.Assign() | m.AugAssign() | m.AnnAssign()):
+    for node in findall(fn.body, m.Assign() | m.AugAssign() | m.AnnAssign()):
         if isinstance(node, cst.Assign):
             for t in node.targets:
                 if isinstance(t.target, cst.Name):
@@ -196,7 +197,7 @@ def _accesses_as_calls(fn: cst.FunctionDef, with_masks: bool) -> tuple[dict[cst.
     loads: dict[cst.CSTNode, tuple[str, str, str | None]] = {}
     if not pointers:
         return {}, False
-    for node in m.findall(fn.body, m.Assign() | m.AugAssign()):
+    for node in findall(fn.body, m.Assign() | m.AugAssign()):
         if isinstance(node, cst.Assign):
             if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Subscript):
                 continue
@@ -207,7 +208,7 @@ def _accesses_as_calls(fn: cst.FunctionDef, with_masks: bool) -> tuple[dict[cst.
             access = _access(node.target, pointers)
             if access is not None:
                 stores[node] = access
-    for sub in m.findall(fn.body, m.Subscript()):
+    for sub in findall(fn.body, m.Subscript()):
         assert isinstance(sub, cst.Subscript)
         if any(_inner_of(sub, t) for t in stores):
             continue
@@ -241,7 +242,7 @@ def _kw(mask: str | None) -> str:
 
 
 def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    return any(n is inner for n in m.findall(outer, m.Subscript()))
+    return any(n is inner for n in findall(outer, m.Subscript()))
 
 
 def _inner_of(sub: cst.Subscript, stmt: cst.CSTNode) -> bool:
@@ -265,7 +266,7 @@ def arange_start(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     if not _crash(context):
         return
     mapping: dict[cst.CSTNode, cst.CSTNode] = {}
-    for call in m.findall(tree.module, m.Call()):
+    for call in findall(tree.module, m.Call()):
         assert isinstance(call, cst.Call)
         if _dotted(call.func) in ("tl.arange", "triton.arange") and len(call.args) == 1:
             if call.args[0].keyword is None and not call.args[0].star:
@@ -310,7 +311,7 @@ def tensor_method_drift(tree: Tree, fn: cst.FunctionDef, context: RuleContext | 
     if "attribute" not in message:
         return
     mapping: dict[cst.CSTNode, cst.CSTNode] = {}
-    for call in m.findall(fn.body, m.Call(func=m.Attribute())):
+    for call in findall(fn.body, m.Call(func=m.Attribute())):
         assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
         name = call.func.attr.value
         named = f"attribute '{name}'" in message
@@ -355,13 +356,13 @@ def unknown_keyword(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     if not found:
         return
     keyword = found.group(1)
-    calls = [c for c in m.findall(tree.module, m.Call()) if isinstance(c, cst.Call)]
+    calls = [c for c in findall(tree.module, m.Call()) if isinstance(c, cst.Call)]
     passing = [c for c in calls if any(a.keyword is not None and a.keyword.value == keyword for a in c.args)]
     on_line = [c for c in passing if tree.line(c) <= int(crash.get("line") or 0) <= tree.line(c, end=True)]
     chosen = on_line or [c for c in passing if (_dotted(c.func) or "").startswith("tl.")]
     mapping: dict[cst.CSTNode, cst.CSTNode] = {}
     for call in chosen:
-        if any(call is not o and any(n is call for n in m.findall(o, m.Call())) for o in chosen):
+        if any(call is not o and any(n is call for n in findall(o, m.Call())) for o in chosen):
             continue  # an inner call: its outer one is rewritten whole
         kept = [a for a in call.args if not (a.keyword is not None and a.keyword.value == keyword)]
         if kept:
@@ -485,7 +486,7 @@ def power_operator(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None)
     if not _POW_MESSAGE.search(str(_crash(context).get("message", ""))):
         return
     mapping: dict[cst.CSTNode, cst.CSTNode] = {}
-    for node in m.findall(fn.body, m.BinaryOperation(operator=m.Power())):
+    for node in findall(fn.body, m.BinaryOperation(operator=m.Power())):
         assert isinstance(node, cst.BinaryOperation)
         base = _operand(node.left)
         exponent = _render(node.right).replace(" ", "")
@@ -518,7 +519,7 @@ def dtype_call(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> 
     if not _crash(context):
         return
     mapping: dict[cst.CSTNode, cst.CSTNode] = {}
-    for call in m.findall(fn.body, m.Call(func=m.Attribute())):
+    for call in findall(fn.body, m.Call(func=m.Attribute())):
         assert isinstance(call, cst.Call)
         dotted = _dotted(call.func) or ""
         head, _, name = dotted.rpartition(".")
@@ -547,7 +548,7 @@ def reduction_as_pairwise(tree: Tree, fn: cst.FunctionDef, context: RuleContext 
     if "axis" not in str(_crash(context).get("message", "")):
         return
     mapping: dict[cst.CSTNode, cst.CSTNode] = {}
-    for call in m.findall(fn.body, m.Call(func=m.Attribute())):
+    for call in findall(fn.body, m.Call(func=m.Attribute())):
         assert isinstance(call, cst.Call)
         new = _PAIRWISE.get(_dotted(call.func) or "")
         args = call.args

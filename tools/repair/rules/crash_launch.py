@@ -36,6 +36,7 @@ from kernel_medic.tools.repair.rules.base import (
     rules_of,
 )
 from kernel_medic.tools.repair.rules.crash_api import IMPORTS, _Swap
+from kernel_medic.tools.repair.rules.cst_find import findall
 from kernel_medic.tools.repair.rules.host import _without_arg
 
 
@@ -48,7 +49,7 @@ def _text(crash: dict[str, Any]) -> str:
 
 
 def _functions(tree: Tree) -> list[cst.FunctionDef]:
-    return [f for f in m.findall(tree.module, m.FunctionDef()) if isinstance(f, cst.FunctionDef)]
+    return [f for f in findall(tree.module, m.FunctionDef()) if isinstance(f, cst.FunctionDef)]
 
 
 def _enclosing(tree: Tree, node: cst.CSTNode) -> cst.FunctionDef | None:
@@ -110,7 +111,7 @@ def grid_tuple(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
 
 def _assigned(fn: cst.FunctionDef, name: str) -> list[cst.BaseExpression]:
     out = []
-    for node in m.findall(fn.body, m.Assign()):
+    for node in findall(fn.body, m.Assign()):
         assert isinstance(node, cst.Assign)
         if any(name in _names(t.target) and isinstance(t.target, cst.Name) for t in node.targets):
             out.append(node.value)
@@ -152,7 +153,7 @@ def host_device(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
         return
     mapping: dict[cst.CSTNode, cst.CSTNode] = {}
     first = None
-    for call in m.findall(tree.module, m.Call(func=m.Attribute(attr=m.Name("cuda")))):
+    for call in findall(tree.module, m.Call(func=m.Attribute(attr=m.Name("cuda")))):
         assert isinstance(call, cst.Call)
         device = _device_of(_enclosing(tree, call))
         if device is None or call.args:
@@ -160,7 +161,7 @@ def host_device(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
         assert isinstance(call.func, cst.Attribute)
         mapping[call] = _expr(f"{_render(call.func.value)}.to({device})")
         first = first or call
-    for arg in m.findall(tree.module, m.Arg(keyword=m.Name("device"))):
+    for arg in findall(tree.module, m.Arg(keyword=m.Name("device"))):
         assert isinstance(arg, cst.Arg)
         value = _render(arg.value).replace(" ", "")
         if not re.fullmatch(r"""(?:['"]cuda(?::\d+)?['"]|torch\.device\(['"]cuda(?::\d+)?['"]\))""", value):
@@ -170,7 +171,7 @@ def host_device(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
             continue
         mapping[arg] = arg.with_changes(value=_expr(device))
         first = first or arg
-    for call in m.findall(tree.module, m.Call(func=m.Attribute(attr=m.Name("to")))):
+    for call in findall(tree.module, m.Call(func=m.Attribute(attr=m.Name("to")))):
         assert isinstance(call, cst.Call)
         for arg in call.args:
             value = _render(arg.value).replace(" ", "")
@@ -182,13 +183,13 @@ def host_device(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
                     first = first or arg
     # Statements that only insist on cuda: `assert x.is_cuda`, `torch.cuda.synchronize()`, and
     # `if not x.is_cuda: raise ...` (the statement itself, not the comment lines above it).
-    for line in m.findall(tree.module, m.SimpleStatementLine()):
+    for line in findall(tree.module, m.SimpleStatementLine()):
         assert isinstance(line, cst.SimpleStatementLine)
         code = _render(line.body[0]).strip() if len(line.body) == 1 else ""
         if re.fullmatch(rf"assert\b.*{_ON_CUDA}.*|torch\.cuda\.(?:synchronize|empty_cache)\(\)", code, re.S):
             mapping[line] = cst.RemovalSentinel.REMOVE  # type: ignore[assignment]
             first = first or line
-    for branch in m.findall(tree.module, m.If()):
+    for branch in findall(tree.module, m.If()):
         assert isinstance(branch, cst.If)
         body = branch.body.body if isinstance(branch.body, cst.IndentedBlock) else ()
         raises = len(body) == 1 and m.matches(body[0], m.SimpleStatementLine(body=[m.Raise()]))
@@ -197,7 +198,7 @@ def host_device(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
             first = first or branch
     # `with torch.cuda.device(x.device):` / `torch.cuda.stream(...)`: the body runs as it is, unwrapped.
     unwrap = set()
-    for block in m.findall(tree.module, m.With()):
+    for block in findall(tree.module, m.With()):
         assert isinstance(block, cst.With)
         if all(_CUDA_CONTEXT.fullmatch(_render(item.item).replace(" ", "")) for item in block.items):
             if isinstance(block.body, cst.IndentedBlock):
@@ -264,7 +265,7 @@ def launch_tensors_not_pointers(tree: Tree, context: RuleContext | None) -> Iter
                 mapping[a] = a.with_changes(value=tensor)
             elif isinstance(a.value, cst.Name) and fn is not None:
                 # `x_ptr = x.data_ptr()` earlier in the wrapper: the variable holds the tensor instead
-                for node in m.findall(fn.body, m.Assign()):
+                for node in findall(fn.body, m.Assign()):
                     assert isinstance(node, cst.Assign)
                     named = [t.target for t in node.targets if isinstance(t.target, cst.Name)]
                     tensor = _pointer_of(node.value)
@@ -287,7 +288,7 @@ def view_to_reshape(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     crash = _crash(context)
     if "view size is not compatible" not in _text(crash) or not isinstance(crash.get("line"), int):
         return
-    for call in m.findall(tree.module, m.Call(func=m.Attribute(attr=m.Name("view")))):
+    for call in findall(tree.module, m.Call(func=m.Attribute(attr=m.Name("view")))):
         assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
         if tree.line(call) == crash["line"]:
             new = call.with_changes(func=call.func.with_changes(attr=cst.Name("reshape")))
@@ -373,7 +374,7 @@ def pow2_block(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
             yield tree.edit(a, a.with_changes(value=new_value), f"{name} rounded up to a power of 2")
             if isinstance(a.value, cst.Name):
                 fn = _enclosing(tree, call)
-                for node in m.findall(fn.body, m.Assign()) if fn is not None else []:
+                for node in findall(fn.body, m.Assign()) if fn is not None else []:
                     assert isinstance(node, cst.Assign)
                     targets = [t.target for t in node.targets]
                     if any(isinstance(t, cst.Name) and t.value == a.value.value for t in targets):
@@ -494,7 +495,7 @@ def drop_bad_annotation(tree: Tree, context: RuleContext | None) -> Iterator[Edi
         # Every annotation naming something the file never binds goes (`ptr`, then `int32`, ...), at once.
         unbound = {name} | {
             n
-            for fn in m.findall(tree.module, m.FunctionDef())
+            for fn in findall(tree.module, m.FunctionDef())
             if isinstance(fn, cst.FunctionDef)
             for p in _params(fn)
             if p.annotation is not None
@@ -502,7 +503,7 @@ def drop_bad_annotation(tree: Tree, context: RuleContext | None) -> Iterator[Edi
             if n not in _module_bindings(tree.module) and n not in IMPORTS and not hasattr(builtins, n)
         }
         mapping: dict[cst.CSTNode, cst.CSTNode] = {}
-        for fn in m.findall(tree.module, m.FunctionDef()):
+        for fn in findall(tree.module, m.FunctionDef()):
             assert isinstance(fn, cst.FunctionDef)
             for p in _params(fn):
                 if p.annotation is not None and unbound & _names(p.annotation):
@@ -562,7 +563,7 @@ def jit_helper(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
         return
     kernels = _kernels(tree.module)
     called = {
-        _dotted(c.func) or "" for k in kernels for c in m.findall(k.body, m.Call()) if isinstance(c, cst.Call)
+        _dotted(c.func) or "" for k in kernels for c in findall(k.body, m.Call()) if isinstance(c, cst.Call)
     }
     jitted = {k.name.value for k in kernels}
     for fn in tree.module.body:
@@ -681,7 +682,7 @@ def output_allocation(tree: Tree, fn: cst.FunctionDef, context: RuleContext | No
     want_dtype = f"torch.{expected[0]['dtype']}"
     shape_wrong = list(expected[0]["shape"]) != list(got[0]["shape"])
     dtype_wrong = expected[0]["dtype"] != got[0]["dtype"]
-    returns = [r for r in m.findall(fn.body, m.Return()) if isinstance(r, cst.Return) and r.value is not None]
+    returns = [r for r in findall(fn.body, m.Return()) if isinstance(r, cst.Return) and r.value is not None]
     if not returns:
         return
     ret = returns[-1]
@@ -695,7 +696,7 @@ def output_allocation(tree: Tree, fn: cst.FunctionDef, context: RuleContext | No
         # The output is made in a function forward calls (a generation's own wrapper): cast what it returns.
         cast = ret.with_changes(value=_expr(f"{value}.to({want_dtype})"))
         yield tree.edit(ret, cast, f"return the output as the reference's dtype {want_dtype}")
-    for node in m.findall(fn.body, m.Assign()):
+    for node in findall(fn.body, m.Assign()):
         assert isinstance(node, cst.Assign)
         targets = {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
         if not targets & returned or not isinstance(node.value, cst.Call):

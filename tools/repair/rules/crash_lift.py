@@ -28,6 +28,7 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 # Calls that make a device function more than elementwise: it indexes memory or combines elements.
 _NOT_ELEMENTWISE = {
@@ -44,12 +45,12 @@ def _crash(context: RuleContext | None) -> dict[str, Any]:
 
 
 def _elementwise(fn: cst.FunctionDef) -> bool:
-    calls = {_dotted(c.func) for c in m.findall(fn.body, m.Call()) if isinstance(c, cst.Call)}
+    calls = {_dotted(c.func) for c in findall(fn.body, m.Call()) if isinstance(c, cst.Call)}
     if calls & _NOT_ELEMENTWISE or isinstance(fn.params.star_arg, cst.Param):
         return False  # a bare `*` (keyword-only parameters follow) is fine, `*args` is not
     if fn.params.star_kwarg is not None:
         return False
-    returns = [r for r in m.findall(fn.body, m.Return()) if isinstance(r, cst.Return)]
+    returns = [r for r in findall(fn.body, m.Return()) if isinstance(r, cst.Return)]
     return bool(returns) and all(r.value is not None and not isinstance(r.value, cst.Tuple) for r in returns)
 
 
@@ -113,10 +114,10 @@ def device_function_launch(tree: Tree, context: RuleContext | None) -> Iterator[
         return
     module = tree.module
     kernels = {k.name.value: k for k in _kernels(module)}
-    inside = {id(c) for k in kernels.values() for c in m.findall(k, m.Call())}
+    inside = {id(c) for k in kernels.values() for c in findall(k, m.Call())}
     defined = {s.name.value for s in module.body if isinstance(s, cst.FunctionDef | cst.ClassDef)}
     sites: dict[tuple[str, int, tuple[str, ...]], list[cst.Call]] = {}
-    for call in m.findall(module, m.Call(func=m.Name())):
+    for call in findall(module, m.Call(func=m.Name())):
         assert isinstance(call, cst.Call) and isinstance(call.func, cst.Name)
         name = call.func.value
         fn = kernels.get(name)
@@ -135,7 +136,7 @@ def device_function_launch(tree: Tree, context: RuleContext | None) -> Iterator[
         mapping: dict[cst.CSTNode, cst.CSTNode] = {c.func: cst.Name(f"_{name}_kmedic") for c in calls}
         fn = kernels[name]
         anchor = next(
-            s for s in module.body if s is fn or any(n is fn for n in m.findall(s, m.FunctionDef()))
+            s for s in module.body if s is fn or any(n is fn for n in findall(s, m.FunctionDef()))
         )
         added = [cst.parse_statement(kernel_code), cst.parse_statement(launcher_code)]
         added = [added[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()]), added[1]]
@@ -156,7 +157,7 @@ def device_function_launch(tree: Tree, context: RuleContext | None) -> Iterator[
 
 def _bound(module: cst.Module) -> set[str]:
     out: set[str] = set()
-    for imp in m.findall(module, m.Import()):
+    for imp in findall(module, m.Import()):
         assert isinstance(imp, cst.Import)
         for alias in imp.names:
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):

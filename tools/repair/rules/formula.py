@@ -44,6 +44,7 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
 from kernel_medic.tools.repair.rules.formula_eval import (
     _close,
     _Evaluator,
@@ -128,14 +129,14 @@ def _candidate_launches(tree: Tree, n_inputs: int) -> list[_Launch]:
     }
     methods: dict[str, cst.FunctionDef] = {}
     self_keys: dict[str, set[str]] = {}
-    for cls in m.findall(module, m.ClassDef(name=m.Name("ModelNew"))):
+    for cls in findall(module, m.ClassDef(name=m.Name("ModelNew"))):
         assert isinstance(cls, cst.ClassDef)
         for stmt in cls.body.body:
             if isinstance(stmt, cst.FunctionDef):
                 methods[stmt.name.value] = stmt
     init = methods.get("__init__")
     if init is not None:
-        for node in m.findall(init.body, m.Assign()):
+        for node in findall(init.body, m.Assign()):
             assert isinstance(node, cst.Assign)
             target = node.targets[0].target
             if isinstance(target, cst.Attribute) and _dotted(target.value) == "self":
@@ -155,7 +156,7 @@ def _candidate_launches(tree: Tree, n_inputs: int) -> list[_Launch]:
 
     def walk(fn: cst.FunctionDef, scope: dict[str, _Binding], depth: int) -> None:
         scope = dict(scope)
-        for node in m.findall(fn.body, m.Assign() | m.Call()):
+        for node in findall(fn.body, m.Assign() | m.Call()):
             if isinstance(node, cst.Assign):
                 if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
                     bound = _host_binding(node.value, scope, self_keys)
@@ -234,7 +235,7 @@ def _is_mask_where(call: cst.BaseExpression, masks: set[str]) -> cst.BaseExpress
 
 def _sites(tree: Tree, fn: cst.FunctionDef, masks: set[str]) -> list[_Site]:
     defs: dict[str, list[tuple[int, cst.CSTNode]]] = {}
-    for node in m.findall(fn.body, m.Assign() | m.AnnAssign() | m.AugAssign()):
+    for node in findall(fn.body, m.Assign() | m.AnnAssign() | m.AugAssign()):
         targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]  # type: ignore[union-attr]
         for target in targets:
             if isinstance(target, cst.Name):
@@ -320,7 +321,7 @@ def _loads(fn: cst.FunctionDef, inputs: dict[str, int]) -> dict[int, list[tuple[
     out: dict[int, list[tuple[str, cst.Call]]] = {}
     assigns = [
         n
-        for n in m.findall(fn.body, m.Assign())
+        for n in findall(fn.body, m.Assign())
         if isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name)
     ]
     for node in assigns:
@@ -356,7 +357,7 @@ def _loads(fn: cst.FunctionDef, inputs: dict[str, int]) -> dict[int, list[tuple[
 def _depends(fn: cst.FunctionDef, node: cst.BaseExpression) -> set[str]:
     """Every name `node` reads, directly or through the kernel's assignments."""
     values: dict[str, list[cst.BaseExpression]] = {}
-    for target in m.findall(fn.body, m.Assign() | m.AugAssign() | m.AnnAssign()):
+    for target in findall(fn.body, m.Assign() | m.AugAssign() | m.AnnAssign()):
         value = getattr(target, "value", None)
         names = (
             set().union(*(_names(t.target) for t in target.targets))  # type: ignore[union-attr]
@@ -603,7 +604,7 @@ def reference_constant(tree: Tree, context: RuleContext | None) -> Iterator[Edit
 
 
 def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    return list(m.findall(node, m.Integer() | m.Float()))
+    return list(findall(node, m.Integer() | m.Float()))
 
 
 def _literal(node: cst.CSTNode) -> float | None:

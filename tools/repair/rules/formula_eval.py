@@ -14,6 +14,7 @@ from kernel_medic.tools.repair.rules.base import (
     _params,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
 from kernel_medic.tools.repair.rules.formula_reference import (
     _Unsupported,
 )
@@ -121,7 +122,7 @@ class _Evaluator:
         self.overrides = overrides or {}
         self.literals: list[cst.BaseExpression] = []  # numeric literals the value depends on
         self.defs: dict[str, list[tuple[int, cst.BaseExpression | None]]] = {}
-        for node in m.findall(fn.body, m.Assign() | m.AnnAssign() | m.AugAssign()):
+        for node in findall(fn.body, m.Assign() | m.AnnAssign() | m.AugAssign()):
             targets: list[cst.BaseAssignTargetExpression] = (
                 [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]  # type: ignore[union-attr]
             )

@@ -35,6 +35,7 @@ from kernel_medic.tools.repair.rules.base import (
     rules_of,
 )
 from kernel_medic.tools.repair.rules.compose import _ancestors
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 # ---------------------------------------------------------------- wrapper (host side)
 
@@ -102,7 +103,7 @@ def expected_output_dtype(tree: Tree, fn: cst.FunctionDef, context: RuleContext 
     if wanted is None:
         return
     sites = [a.value for call in _calls(fn.body, *_ALLOCATORS) if (a := _arg(call, "dtype", 99)) is not None]
-    for call in m.findall(fn.body, m.Call(func=m.Attribute(attr=m.Name("to")))):
+    for call in findall(fn.body, m.Call(func=m.Attribute(attr=m.Name("to")))):
         assert isinstance(call, cst.Call)
         sites += [a.value for a in call.args[:1] if (_dotted(a.value) or "").startswith("torch.")]
     for site in sites:
@@ -153,7 +154,7 @@ def loss_reduction(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None)
     mode = _reduction_mode(context.reference_source)
     ignore = _ignore_index(context)
     label = _label_param(tensors)
-    for ret in m.findall(fn.body, m.Return()):
+    for ret in findall(fn.body, m.Return()):
         assert isinstance(ret, cst.Return)
         value = ret.value
         if value is None:
@@ -245,7 +246,7 @@ def _row_block(kernel: cst.FunctionDef) -> tuple[str, str] | None:
     """(block constexpr, length parameter) of a kernel that handles a row in one block: a program per row,
     no loop, a `tl.arange(0, B)` not scaled by a program id, and a mask comparing it (or a name computed
     from it alone) with a parameter."""
-    if m.findall(kernel.body, m.For() | m.While()) or not _calls(kernel.body, "tl.program_id"):
+    if findall(kernel.body, m.For() | m.While()) or not _calls(kernel.body, "tl.program_id"):
         return None  # a loop covers the rest; a kernel blind to its program is another bug
     constexprs = _constexpr_params(kernel)
     plain = {p.name.value for p in _params(kernel)} - constexprs
@@ -257,7 +258,7 @@ def _row_block(kernel: cst.FunctionDef) -> tuple[str, str] | None:
         if block not in constexprs or _scaled_by(text, block):
             continue  # tiled by program: the grid covers the rest
         local = _local_aranges(kernel, block)
-        for cmp in m.findall(kernel.body, m.Comparison()):
+        for cmp in findall(kernel.body, m.Comparison()):
             assert isinstance(cmp, cst.Comparison)
             left, right = _render(cmp.left).strip(), _render(cmp.comparisons[0].comparator).strip()
             if right in plain and (left in local or _render(arange).strip() in left):
@@ -269,7 +270,7 @@ def _local_aranges(kernel: cst.FunctionDef, block: str) -> set[str]:
     """Names assigned exactly `tl.arange(0, block)`."""
     return {
         t
-        for node in m.findall(kernel.body, m.Assign())
+        for node in findall(kernel.body, m.Assign())
         if isinstance(node, cst.Assign)
         and re.fullmatch(rf"tl\.arange\(0,\s*{block}\)", _render(node.value).strip())
         for target in node.targets
@@ -287,14 +288,14 @@ def _local_aranges(kernel: cst.FunctionDef, block: str) -> set[str]:
 def rows_from_numel(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """`n_rows = x.shape[0]` of an input with more than two dims: rows are numel // row length."""
     lengths: dict[str, str] = {}
-    for node in m.findall(fn.body, m.Assign()):
+    for node in findall(fn.body, m.Assign()):
         assert isinstance(node, cst.Assign)
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             text = _render(node.value).replace(" ", "")
             found = re.fullmatch(r"(\w+)\.(?:shape\[-1\]|size\(-1\))", text)
             if found:
                 lengths[found.group(1)] = node.targets[0].target.value
-    for node in m.findall(fn.body, m.Assign()):
+    for node in findall(fn.body, m.Assign()):
         assert isinstance(node, cst.Assign)
         text = _render(node.value).replace(" ", "")
         found = re.fullmatch(r"(\w+)\.(?:shape\[0\]|size\(0\))", text)
@@ -318,11 +319,11 @@ def shape_in_scale(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None)
     roots = _calls(fn.body, "math.sqrt", "torch.sqrt", "sqrt", "math.rsqrt")
     roots += [
         p
-        for p in m.findall(fn.body, m.BinaryOperation(operator=m.Power()))
+        for p in findall(fn.body, m.BinaryOperation(operator=m.Power()))
         if isinstance(p, cst.BaseExpression)
     ]
     for root in roots:
-        for sub in m.findall(root, m.Subscript(value=m.Attribute(attr=m.Name("shape")))):
+        for sub in findall(root, m.Subscript(value=m.Attribute(attr=m.Name("shape")))):
             assert isinstance(sub, cst.Subscript)
             index = _render(sub.slice[0].slice).strip() if len(sub.slice) == 1 else ""
             for other in ("-1", "-2", "1", "2", "3"):
@@ -360,7 +361,7 @@ def zero_accumulated_output(tree: Tree, fn: cst.FunctionDef, context: RuleContex
         for param, arg in zip(params, positional, strict=False):
             if param in targets and isinstance(arg.value, cst.Name):
                 accumulated.add(arg.value.value)
-    for node in m.findall(fn.body, m.Assign()):
+    for node in findall(fn.body, m.Assign()):
         assert isinstance(node, cst.Assign)
         names = set().union(*(_names(t.target) for t in node.targets))
         value = node.value
@@ -386,7 +387,7 @@ def zero_accumulated_output(tree: Tree, fn: cst.FunctionDef, context: RuleContex
 )
 def grid_block_pair(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     """`cdiv(M, BLOCK_N)` in a launch grid: the axis tiled by BLOCK_N has N elements."""
-    scope = {n.value for n in m.findall(tree.module, m.Name()) if isinstance(n, cst.Name)}
+    scope = {n.value for n in findall(tree.module, m.Name()) if isinstance(n, cst.Name)}
     for cdiv in _calls(tree.module, "triton.cdiv", "cdiv"):
         if len(cdiv.args) != 2 or not isinstance(cdiv.args[0].value, cst.Name):
             continue
@@ -413,7 +414,7 @@ def grid_block_pair(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
 )
 def reciprocal_scale(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """A scale applied by multiplication is the reciprocal of a divisor (softmax(x / T), 1 / sqrt(d))."""
-    for node in m.findall(fn.body, m.Assign()):
+    for node in findall(fn.body, m.Assign()):
         assert isinstance(node, cst.Assign)
         names = set().union(*(_names(t.target) for t in node.targets))
         if not any("scale" in n.lower() for n in names):
@@ -438,11 +439,11 @@ def reciprocal_scale(tree: Tree, fn: cst.FunctionDef, context: RuleContext | Non
 def _self_attributes(module: cst.Module) -> set[str]:
     """Attributes `ModelNew.__init__` sets on `self` (`self.negative_slope = negative_slope`)."""
     found: set[str] = set()
-    for cls in m.findall(module, m.ClassDef(name=m.Name("ModelNew"))):
+    for cls in findall(module, m.ClassDef(name=m.Name("ModelNew"))):
         assert isinstance(cls, cst.ClassDef)
         for stmt in cls.body.body:
             if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__":
-                for node in m.findall(stmt.body, m.AssignTarget(target=m.Attribute(value=m.Name("self")))):
+                for node in findall(stmt.body, m.AssignTarget(target=m.Attribute(value=m.Name("self")))):
                     assert isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Attribute)
                     found.add(node.target.attr.value)
     return found
@@ -518,7 +519,7 @@ def args_named_for_another(tree: Tree, context: RuleContext | None) -> Iterator[
     """A call to a function or kernel of the module hands `self.beta` to the parameter `alpha` and
     `self.alpha` to `beta`: each argument is named after the other's parameter (or its short form: `stride,
     padding` handed to `pad, stride`). They are swapped."""
-    functions = [f for f in m.findall(tree.module, m.FunctionDef()) if isinstance(f, cst.FunctionDef)]
+    functions = [f for f in findall(tree.module, m.FunctionDef()) if isinstance(f, cst.FunctionDef)]
     defined = {f.name.value: f for f in functions}
     for call in [*_calls(tree.module, *defined), *_launches(tree.module)]:
         target = call.func.value if isinstance(call.func, cst.Subscript) else call.func
@@ -544,7 +545,7 @@ def args_named_for_another(tree: Tree, context: RuleContext | None) -> Iterator[
 def _shape_unpacks(fn: cst.FunctionDef) -> list[list[str]]:
     """The names of each `N, C, H, W = x.shape` (or `x.size()`) in `fn`."""
     out: list[list[str]] = []
-    for stmt in m.findall(fn.body, m.Assign()):
+    for stmt in findall(fn.body, m.Assign()):
         assert isinstance(stmt, cst.Assign)
         value = stmt.value
         if isinstance(value, cst.Call) and not value.args:
@@ -571,12 +572,12 @@ def unused_size(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     for both the height and the width): one of those reads is the size the wrapper forgot."""
     kernels = set(_kernels(tree.module))
     all_launches = _launches(tree.module)
-    for fn in m.findall(tree.module, m.FunctionDef()):
+    for fn in findall(tree.module, m.FunctionDef()):
         assert isinstance(fn, cst.FunctionDef)
         if fn in kernels:
             continue
         counts: dict[str, int] = {}
-        for name in m.findall(fn.body, m.Name()):
+        for name in findall(fn.body, m.Name()):
             assert isinstance(name, cst.Name)
             counts[name.value] = counts.get(name.value, 0) + 1
         launches = [c for c in all_launches if any(a is fn for a in _ancestors(tree, c))]
@@ -588,7 +589,7 @@ def unused_size(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
                 reads = [
                     (arg, read)
                     for arg in call.args
-                    for read in m.findall(arg.value, m.Name())
+                    for read in findall(arg.value, m.Name())
                     if isinstance(read, cst.Name) and read.value in names
                 ]
                 twice = {n for n in names if sum(r.value == n for _, r in reads) > 1}

@@ -24,6 +24,7 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 
 def _input_params(fn: cst.FunctionDef, effect: str, context: RuleContext | None) -> list[str]:
@@ -67,7 +68,7 @@ def write_back_update(tree: Tree, fn: cst.FunctionDef, context: RuleContext | No
     """The reference writes its result into an input it is handed; the candidate returns a new tensor."""
     returns = [
         r
-        for r in m.findall(fn.body, m.Return())
+        for r in findall(fn.body, m.Return())
         if isinstance(r, cst.Return) and r.value is not None and not isinstance(r.value, cst.Tuple)
     ]
     if len(returns) != 1:

@@ -31,6 +31,7 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
 from kernel_medic.tools.repair.rules.normalisation import (
     _role,
 )
@@ -125,7 +126,7 @@ def mask_missing_axis(tree: Tree, fn: cst.FunctionDef, context: RuleContext | No
     # Offsets are built from tl.arange; masks and loaded values broadcast the same way are not offsets.
     offsets = {t for targets, v in _assignments(fn.body) if _calls(v, "tl.arange") for t in targets}
     axes: dict[int, list[str]] = {0: [], 1: []}
-    for sub in m.findall(fn.body, m.Subscript()):
+    for sub in findall(fn.body, m.Subscript()):
         found = _broadcast_axis(sub)  # type: ignore[arg-type]
         if found and found[0] in offsets and found[0] not in axes[found[1]]:
             axes[found[1]].append(found[0])
@@ -133,7 +134,7 @@ def mask_missing_axis(tree: Tree, fn: cst.FunctionDef, context: RuleContext | No
     for mask in _mask_expressions(fn):
         bounded = {
             found
-            for cmp in m.findall(mask, m.Comparison())
+            for cmp in findall(mask, m.Comparison())
             if isinstance(cmp, cst.Comparison) and (found := _broadcast_axis(cmp.left)) is not None
         }
         if len({axis for _, axis in bounded}) != 1:
@@ -166,7 +167,7 @@ def upper_bound(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) ->
     candidates = _int_params(fn) + sizes
     for mask in _mask_expressions(fn):
         text = _render(mask).replace(" ", "")
-        for cmp in m.findall(mask, m.Comparison()):
+        for cmp in findall(mask, m.Comparison()):
             assert isinstance(cmp, cst.Comparison)
             if len(cmp.comparisons) != 1 or not isinstance(cmp.comparisons[0].operator, cst.GreaterThanEqual):
                 continue
@@ -184,7 +185,7 @@ def upper_bound(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) ->
 
 def _bound_of(fn: cst.FunctionDef, offs: str) -> str | None:
     """The size an offsets vector is compared with anywhere in the kernel (`offs_n[None, :] < N`)."""
-    for cmp in m.findall(fn.body, m.Comparison()):
+    for cmp in findall(fn.body, m.Comparison()):
         assert isinstance(cmp, cst.Comparison)
         left = cmp.left
         name = left.value if isinstance(left, cst.Name) else (_broadcast_axis(left) or ("", 0))[0]
@@ -206,13 +207,13 @@ def _bound_of(fn: cst.FunctionDef, offs: str) -> str | None:
 def bias_axis_swap(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """A bias loaded with one axis' offsets and broadcast along it: load and broadcast the other axis."""
     seen: dict[str, set[int]] = {}
-    for sub in m.findall(fn.body, m.Subscript()):
+    for sub in findall(fn.body, m.Subscript()):
         found = _broadcast_axis(sub)  # type: ignore[arg-type]
         if found:
             seen.setdefault(found[0], set()).add(found[1])
     # Offsets of one output axis only (a K offset broadcast both ways belongs to neither).
     axes = {name: next(iter(a)) for name, a in seen.items() if len(a) == 1}
-    for node in m.findall(fn.body, m.Assign()):
+    for node in findall(fn.body, m.Assign()):
         assert isinstance(node, cst.Assign)
         load = node.value
         if not (isinstance(load, cst.Call) and _dotted(load.func) == "tl.load" and load.args):
@@ -229,7 +230,7 @@ def bias_axis_swap(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None)
         others = [o for o, axis in axes.items() if axis != axes[offs] and _bound_of(fn, o) is not None]
         uses = [
             sub
-            for sub in m.findall(fn.body, m.Subscript(value=m.Name(vector)))
+            for sub in findall(fn.body, m.Subscript(value=m.Name(vector)))
             if isinstance(sub, cst.Subscript) and _broadcast_axis(sub) is not None
         ]
         if not uses:
@@ -237,10 +238,10 @@ def bias_axis_swap(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None)
         for other in others:
             old_bound, new_bound = _bound_of(fn, offs), _bound_of(fn, other)
             mapping: dict[cst.CSTNode, cst.CSTNode] = {
-                n: cst.Name(other) for n in m.findall(load, m.Name(offs)) if isinstance(n, cst.Name)
+                n: cst.Name(other) for n in findall(load, m.Name(offs)) if isinstance(n, cst.Name)
             }
             if old_bound and new_bound and old_bound.isidentifier() and new_bound.isidentifier():
-                mapping.update({n: cst.Name(new_bound) for n in m.findall(load, m.Name(old_bound))})
+                mapping.update({n: cst.Name(new_bound) for n in findall(load, m.Name(old_bound))})
             index = "[None, :]" if axes[other] == 1 else "[:, None]"
             mapping.update({sub: _expr(f"{vector}{index}") for sub in uses})
             new = _replace_many(tree.module, mapping)
@@ -324,7 +325,7 @@ def unflip_taps(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) ->
         if not call.args or not any(_is_weight_pointer(n) for n in _names(call.args[0].value)):
             continue
         mapping: dict[cst.CSTNode, cst.CSTNode] = {}
-        for op in m.findall(call.args[0].value, m.BinaryOperation(operator=m.Subtract())):
+        for op in findall(call.args[0].value, m.BinaryOperation(operator=m.Subtract())):
             assert isinstance(op, cst.BinaryOperation)
             inner = op.left
             flipped = (
@@ -354,7 +355,7 @@ def mask_axis_bound(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
     yield from _shared_bounds(tree, fn, _scalar_params(fn)[0])
     for mask in _mask_expressions(fn):
         by_axis: dict[int, list[cst.Comparison]] = {0: [], 1: []}
-        for cmp in m.findall(mask, m.Comparison()):
+        for cmp in findall(mask, m.Comparison()):
             assert isinstance(cmp, cst.Comparison)
             found = _broadcast_axis(cmp.left)
             if found and len(cmp.comparisons) == 1 and isinstance(cmp.comparisons[0].comparator, cst.Name):
@@ -391,7 +392,7 @@ def _shared_bounds(tree: Tree, fn: cst.FunctionDef, ints: list[str]) -> Iterator
                     parts.append(v[0])
                     todo.append(v[0])
         by_bound: dict[str, list[cst.Comparison]] = {}
-        for cmp in (c for part in parts for c in m.findall(part, m.Comparison())):
+        for cmp in (c for part in parts for c in findall(part, m.Comparison())):
             assert isinstance(cmp, cst.Comparison)
             if len(cmp.comparisons) != 1 or id(cmp) in done:
                 continue
@@ -438,7 +439,7 @@ def channel_group_offset(tree: Tree, fn: cst.FunctionDef, context: RuleContext |
         if call.args and any(_role(p) for p in _names(call.args[0].value))
         for n in _names(call.args[0].value)
     }
-    for node in m.findall(fn.body, m.Assign()):
+    for node in findall(fn.body, m.Assign()):
         assert isinstance(node, cst.Assign)
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
             continue
@@ -470,14 +471,14 @@ def row_times_block(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
     lengths = [
         _render(cmp.comparisons[0].comparator).strip()
         for mask in _mask_expressions(fn)
-        for cmp in m.findall(mask, m.Comparison())
+        for cmp in findall(mask, m.Comparison())
         if isinstance(cmp, cst.Comparison)
         and len(cmp.comparisons) == 1
         and isinstance(cmp.left, cst.Name)
         and cmp.left.value in local
         and isinstance(cmp.comparisons[0].comparator, cst.Name)
     ]
-    for op in m.findall(fn.body, m.BinaryOperation(operator=m.Multiply())):
+    for op in findall(fn.body, m.BinaryOperation(operator=m.Multiply())):
         assert isinstance(op, cst.BinaryOperation)
         for row, block in ((op.left, op.right), (op.right, op.left)):
             if not (isinstance(row, cst.Name) and isinstance(block, cst.Name)):
@@ -506,7 +507,7 @@ def pid_decomposition(tree: Tree, fn: cst.FunctionDef, context: RuleContext | No
         if any(_calls(v, "tl.cdiv") for v in vs) or n.lower().startswith(("num_pid", "grid_", "n_blocks"))
     ]
     ops: dict[tuple[str, str], list[cst.BinaryOperation]] = {}
-    for op in m.findall(fn.body, m.BinaryOperation(operator=m.FloorDivide() | m.Modulo())):
+    for op in findall(fn.body, m.BinaryOperation(operator=m.FloorDivide() | m.Modulo())):
         assert isinstance(op, cst.BinaryOperation)
         if isinstance(op.left, cst.Name) and op.left.value in pids and isinstance(op.right, cst.Name):
             ops.setdefault((op.left.value, op.right.value), []).append(op)
@@ -572,7 +573,7 @@ def stride_owner(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -
                 if _stride_tokens(candidate) in wanted:
                     mapping: dict[cst.CSTNode, cst.CSTNode] = {
                         n: cst.Name(candidate)
-                        for n in m.findall(ptr_expr, m.Name(stride))
+                        for n in findall(ptr_expr, m.Name(stride))
                         if isinstance(n, cst.Name)
                     }
                     new = _replace_many(tree.module, mapping)
@@ -627,11 +628,11 @@ def half_rounding(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) 
         acc = sorted(targets)[0]
         mapping: dict[cst.CSTNode, cst.CSTNode] = {dtypes[0].value: _expr(half)}
         # Upcasts of what is added to the accumulator go too: the sum must round like the reference.
-        for node in m.findall(fn.body, m.Assign() | m.AugAssign()):
+        for node in findall(fn.body, m.Assign() | m.AugAssign()):
             target = node.targets[0].target if isinstance(node, cst.Assign) else node.target  # type: ignore[union-attr]
             if not (isinstance(target, cst.Name) and target.value == acc):
                 continue
-            for call in m.findall(node.value, m.Call()):  # type: ignore[union-attr]
+            for call in findall(node.value, m.Call()):  # type: ignore[union-attr]
                 if (
                     isinstance(call, cst.Call)
                     and isinstance(call.func, cst.Attribute)

@@ -29,6 +29,7 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 
 @rule(
@@ -44,7 +45,7 @@ def contiguous_inputs(tree: Tree, fn: cst.FunctionDef, context: RuleContext | No
     body = fn.body
     already = {
         c.func.value.value
-        for c in m.findall(body, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("contiguous"))))
+        for c in findall(body, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("contiguous"))))
         if isinstance(c, cst.Call)
         and isinstance(c.func, cst.Attribute)
         and isinstance(c.func.value, cst.Name)
@@ -108,7 +109,7 @@ def contiguous_view(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     another order. The view is made contiguous where it is made; every such view at once, and each alone."""
     kernels = set(_kernels(tree.module))
     sites: list[cst.BaseExpression] = []
-    for fn in m.findall(tree.module, m.FunctionDef()):
+    for fn in findall(tree.module, m.FunctionDef()):
         if not isinstance(fn, cst.FunctionDef) or fn in kernels:
             continue
         values = _values_of(fn)
@@ -187,7 +188,7 @@ def stride_args_swap(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
 )
 def stride_index(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     """`t.stride(0)` where `t.stride(1)` was meant, or the other way round."""
-    for call in m.findall(tree.module, m.Call(func=m.Attribute(attr=m.Name("stride")))):
+    for call in findall(tree.module, m.Call(func=m.Attribute(attr=m.Name("stride")))):
         assert isinstance(call, cst.Call)
         if len(call.args) != 1 or not isinstance(call.args[0].value, cst.Integer):
             continue
@@ -216,7 +217,7 @@ def row_times_stride(tree: Tree, fn: cst.FunctionDef, context: RuleContext | Non
     rows = _program_id_names(fn) | {"row", "row_idx", "pid"}
     if not strides:
         return
-    for op in m.findall(fn.body, m.BinaryOperation(operator=m.Multiply())):
+    for op in findall(fn.body, m.BinaryOperation(operator=m.Multiply())):
         assert isinstance(op, cst.BinaryOperation)
         for row, size in ((op.left, op.right), (op.right, op.left)):
             if isinstance(row, cst.Name | cst.Call) and isinstance(size, cst.Name) and size.value in plain:
@@ -306,7 +307,7 @@ def bias_broadcast_axis(tree: Tree, fn: cst.FunctionDef, context: RuleContext | 
             for p in _names(ld)
         )
     }
-    for sub in m.findall(fn.body, m.Subscript(value=m.Name())):
+    for sub in findall(fn.body, m.Subscript(value=m.Name())):
         assert isinstance(sub, cst.Subscript) and isinstance(sub.value, cst.Name)
         if sub.value.value not in biases or len(sub.slice) != 2:
             continue

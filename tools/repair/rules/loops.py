@@ -31,12 +31,13 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 # ---------------------------------------------------------------- grid_cdiv
 
 
 def _with_triton_import(module: cst.Module) -> cst.Module:
-    for imp in m.findall(module, m.Import()):
+    for imp in findall(module, m.Import()):
         assert isinstance(imp, cst.Import)
         if any(_dotted(a.name) == "triton" and a.asname is None for a in imp.names):
             return module
@@ -55,7 +56,7 @@ def _with_triton_import(module: cst.Module) -> cst.Module:
 def _grid_expressions(module: cst.Module) -> list[cst.CSTNode]:
     found: list[cst.CSTNode] = []
     in_grid: set[str] = set()
-    for call in m.findall(module, m.Call(func=m.Subscript())):
+    for call in findall(module, m.Call(func=m.Subscript())):
         assert isinstance(call, cst.Call) and isinstance(call.func, cst.Subscript)
         found.extend(call.func.slice)
         in_grid |= set().union(*(_names(s) for s in call.func.slice))
@@ -87,8 +88,8 @@ def grid_cdiv(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     seen: set[int] = set()
     for expr in _grid_expressions(tree.module):
         cdivs = _calls(expr, "triton.cdiv", "cdiv")
-        inside_cdiv = {id(n) for c in cdivs for n in m.findall(c, m.BinaryOperation())}
-        for op in m.findall(expr, m.BinaryOperation(operator=m.FloorDivide())):
+        inside_cdiv = {id(n) for c in cdivs for n in findall(c, m.BinaryOperation())}
+        for op in findall(expr, m.BinaryOperation(operator=m.FloorDivide())):
             assert isinstance(op, cst.BinaryOperation)
             if id(op) in seen or id(op) in inside_cdiv or _is_ceil_division(op):
                 continue
@@ -126,7 +127,7 @@ def k_loop_advance(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None)
     k_strides = [s for s in strides if s.lower().endswith("k")] or strides
     constexpr = _constexpr_params(fn)
     for loop in _for_loops(fn):
-        for node in m.findall(loop.body, m.AugAssign(operator=m.AddAssign())):
+        for node in findall(loop.body, m.AugAssign(operator=m.AddAssign())):
             assert isinstance(node, cst.AugAssign)
             step = node.value
             if not (isinstance(step, cst.Name) and (step.value in constexpr or "BLOCK" in step.value)):
@@ -192,7 +193,7 @@ def k_loop_tail(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) ->
             subs: list[tuple[cst.BaseExpression, bool]] = []
             for name in _names(pointer.value):
                 for v in [pointer.value, *values.get(name, [])]:
-                    for sub in m.findall(v, m.Subscript()):
+                    for sub in findall(v, m.Subscript()):
                         assert isinstance(sub, cst.Subscript)
                         inner = _names(sub.value)
                         if inner & (k_offsets | absolute):
@@ -270,7 +271,7 @@ def program_blind_index(tree: Tree, context: RuleContext | None) -> Iterator[Edi
     for name, kernel in kernels.items():
         if _calls(kernel.body, "tl.program_id"):
             continue
-        for stmt in m.findall(kernel.body, m.Assign(value=m.Call())):
+        for stmt in findall(kernel.body, m.Assign(value=m.Call())):
             assert isinstance(stmt, cst.Assign)
             call = stmt.value
             if not isinstance(call, cst.Call) or _dotted(call.func) != "tl.arange" or len(call.args) != 2:
@@ -358,7 +359,7 @@ def scalar_program_stride(tree: Tree, context: RuleContext | None) -> Iterator[E
             continue
         pids = _program_id_names(kernel)
         blocks = _constexpr_params(kernel)
-        for product in m.findall(kernel.body, m.BinaryOperation(operator=m.Multiply())):
+        for product in findall(kernel.body, m.BinaryOperation(operator=m.Multiply())):
             assert isinstance(product, cst.BinaryOperation)
             sides = [_render(product.left).strip(), _render(product.right).strip()]
             pid = [s for s in sides if s in pids or s.startswith("tl.program_id(")]

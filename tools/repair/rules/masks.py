@@ -30,6 +30,7 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 # ---------------------------------------------------------------- mask_le_to_lt
 
@@ -44,7 +45,7 @@ from kernel_medic.tools.repair.rules.base import (
 def mask_le_to_lt(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     seen: set[int] = set()
     for expr in _mask_expressions(tree.module):
-        for cmp in m.findall(expr, m.Comparison()):
+        for cmp in findall(expr, m.Comparison()):
             assert isinstance(cmp, cst.Comparison)
             if id(cmp) in seen:
                 continue
@@ -202,7 +203,7 @@ def mask_precedence(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     `(a < M) & (b < N)`, `(a < M) & k`, `k & (a < M)`. One site at a time, then every site at once (a
     matmul writes the same mask for A and for B)."""
     found: dict[cst.CSTNode, cst.CSTNode] = {}
-    for cmp in m.findall(tree.module, m.Comparison()):
+    for cmp in findall(tree.module, m.Comparison()):
         assert isinstance(cmp, cst.Comparison)
         if len(cmp.comparisons) == 2:
             middle = cmp.comparisons[0].comparator

@@ -30,6 +30,7 @@ from kernel_medic.tools.repair.rules.base import (
     rules_of,
 )
 from kernel_medic.tools.repair.rules.compose import _ancestors, _edit, _statement, _wrapped
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 # ---------------------------------------------------------------- divide_by_n_not_block
 
@@ -48,13 +49,13 @@ def divide_by_n_not_block(tree: Tree, fn: cst.FunctionDef, context: RuleContext 
         annotation = _dotted(p.annotation.annotation) if p.annotation else None
         if (annotation or "").split(".")[-1] == "constexpr":
             constexpr.add(p.name.value)
-    for cmp in m.findall(fn.body, m.Comparison()):
+    for cmp in findall(fn.body, m.Comparison()):
         assert isinstance(cmp, cst.Comparison)
         for side in (cmp.left, *(t.comparator for t in cmp.comparisons)):
             if isinstance(side, cst.Name) and side.value in names - constexpr and side.value not in sizes:
                 sizes.append(side.value)
     divisors: list[cst.Name] = []
-    for node in m.findall(
+    for node in findall(
         fn.body, m.BinaryOperation(operator=m.Divide()) | m.AugAssign(operator=m.DivideAssign())
     ):
         divisor = node.right if isinstance(node, cst.BinaryOperation) else node.value  # type: ignore[union-attr]
@@ -76,9 +77,9 @@ def divide_by_n_not_block(tree: Tree, fn: cst.FunctionDef, context: RuleContext 
 )
 def variance_bias(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     """Biased (`/ N`) vs unbiased (`/ (N - 1)`) variance: propose the other one."""
-    for div in m.findall(tree.module, m.BinaryOperation(operator=m.Divide())):
+    for div in findall(tree.module, m.BinaryOperation(operator=m.Divide())):
         assert isinstance(div, cst.BinaryOperation)
-        if not _calls(div.left, "tl.sum") and not m.findall(
+        if not _calls(div.left, "tl.sum") and not findall(
             div.left, m.Call(func=m.Attribute(attr=m.Name("sum")))
         ):
             continue
@@ -116,7 +117,7 @@ def mask_centered(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) 
         return
     values = _values_of(fn)
     means = {n for n, vs in values.items() if any(_calls(v, "tl.sum") for v in vs)}
-    for node in m.findall(fn.body, m.Assign()):
+    for node in findall(fn.body, m.Assign()):
         assert isinstance(node, cst.Assign)
         value = node.value
         if not (
@@ -194,8 +195,8 @@ def _affine_launch_args(tree: Tree) -> Iterator[Edit]:
     """The wrapper passes None where the kernel expects the module's weight or bias."""
     kernels = {fn.name.value: [p.name.value for p in _params(fn)] for fn in _kernels(tree.module)}
     attributes: dict[str, str] = {}
-    for cls in m.findall(tree.module, m.ClassDef(name=m.Name("ModelNew"))):
-        for target in m.findall(cls, m.Attribute(value=m.Name("self"))):
+    for cls in findall(tree.module, m.ClassDef(name=m.Name("ModelNew"))):
+        for target in findall(cls, m.Attribute(value=m.Name("self"))):
             assert isinstance(target, cst.Attribute)
             role = _role(target.attr.value)
             if role is not None:
@@ -281,7 +282,7 @@ def variance_divisor(tree: Tree, fn: cst.FunctionDef, context: RuleContext | Non
     if biased is None:
         return
     _, constexpr = _scalar_params(fn)
-    for div in m.findall(fn.body, m.BinaryOperation(operator=m.Divide())):
+    for div in findall(fn.body, m.BinaryOperation(operator=m.Divide())):
         assert isinstance(div, cst.BinaryOperation)
         numerator: cst.BaseExpression = div.left
         parent = tree.parent(div)
@@ -305,7 +306,7 @@ def variance_divisor(tree: Tree, fn: cst.FunctionDef, context: RuleContext | Non
             continue
         new = tree.replace(div.right, new_right)
         yield Edit(new, tree.line(div.right), f"{fn.name.value}: {what}")
-    for aug in m.findall(fn.body, m.AugAssign(operator=m.DivideAssign())):
+    for aug in findall(fn.body, m.AugAssign(operator=m.DivideAssign())):
         # `var /= (n - 1)` after `var = tl.sum(d * d)`.
         assert isinstance(aug, cst.AugAssign)
         if not (isinstance(aug.target, cst.Name) and _squared_flow(fn, aug.target)):
@@ -391,7 +392,7 @@ def drop_divisor(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -
                 visited.add(name)
                 todo.extend(values.get(name, []))
     for expr in exprs:
-        for div in m.findall(expr, m.BinaryOperation(operator=m.Divide())):
+        for div in findall(expr, m.BinaryOperation(operator=m.Divide())):
             assert isinstance(div, cst.BinaryOperation)
             if id(div) in seen or not _size_expr(div.right, sizes, values):
                 continue
@@ -400,7 +401,7 @@ def drop_divisor(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -
             new = tree.replace(div, kept)
             what = f"{fn.name.value}: the reference sums, drop the division by {_render(div.right)}"
             yield Edit(new, tree.line(div), what)
-    for aug in m.findall(fn.body, m.AugAssign(operator=m.DivideAssign())):
+    for aug in findall(fn.body, m.AugAssign(operator=m.DivideAssign())):
         assert isinstance(aug, cst.AugAssign)
         if not (isinstance(aug.target, cst.Name) and aug.target.value in visited):
             continue

@@ -32,6 +32,7 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 # ---------------------------------------------------------------- neutral_other_max
 
@@ -198,7 +199,7 @@ def _inner_sum(sqrt: cst.Call, eps: cst.BaseExpression) -> cst.BinaryOperation:
 )
 def eps_inside_sqrt(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     covered: set[int] = set()
-    for div in m.findall(tree.module, m.BinaryOperation(operator=m.Divide())):
+    for div in findall(tree.module, m.BinaryOperation(operator=m.Divide())):
         assert isinstance(div, cst.BinaryOperation)
         found = _sqrt_plus_eps(div.right)
         if found is None or not _is_number(div.left, 1):
@@ -212,7 +213,7 @@ def eps_inside_sqrt(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
         )
         what = f"{tree.code(div)} -> {cst.Module([]).code_for_node(call)}"
         yield tree.edit(div, call, what)
-    for add in m.findall(tree.module, m.BinaryOperation(operator=m.Add())):
+    for add in findall(tree.module, m.BinaryOperation(operator=m.Add())):
         assert isinstance(add, cst.BinaryOperation)
         found = _sqrt_plus_eps(add)
         if found is None or id(add) in covered:
@@ -285,7 +286,7 @@ def online_softmax_rescale(tree: Tree, fn: cst.FunctionDef, context: RuleContext
     }
     for loop in _for_loops(fn):
         running: tuple[str, str] | None = None  # (old max, new max)
-        for node in m.findall(loop.body, m.Assign()):
+        for node in findall(loop.body, m.Assign()):
             assert isinstance(node, cst.Assign)
             for call in _calls(node.value, "tl.maximum"):
                 if call.args and isinstance(call.args[0].value, cst.Name) and len(node.targets) == 1:
@@ -311,10 +312,10 @@ def online_softmax_rescale(tree: Tree, fn: cst.FunctionDef, context: RuleContext
         assigned = {t for targets, _ in _assignments(fn.body) for t in targets}
         rescaled = {
             n.target.value
-            for n in m.findall(loop.body, m.AugAssign(operator=m.MultiplyAssign()))
+            for n in findall(loop.body, m.AugAssign(operator=m.MultiplyAssign()))
             if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)
         }
-        for node in m.findall(loop.body, m.Assign() | m.AugAssign()):
+        for node in findall(loop.body, m.Assign() | m.AugAssign()):
             if isinstance(node, cst.AugAssign):
                 if not isinstance(node.operator, cst.AddAssign) or not isinstance(node.target, cst.Name):
                     continue
@@ -448,7 +449,7 @@ def stable_log_exp(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None)
 
 def _same_call(module: cst.Module, code: str) -> cst.Call | None:
     """The one call in `module` whose code is `code` (None when there is not exactly one)."""
-    found = [c for c in m.findall(module, m.Call()) if module.code_for_node(c) == code]
+    found = [c for c in findall(module, m.Call()) if module.code_for_node(c) == code]
     return found[0] if len(found) == 1 else None  # type: ignore[return-value]
 
 
@@ -463,7 +464,7 @@ def stable_exp_ratio(tree: Tree, fn: cst.FunctionDef, context: RuleContext | Non
     value and tends to 1; `(e - f) / (e + f)` with f = exp(-t) is `1 - 2 / (1 + exp(2 t))`; a sigmoid
     `e / (1 + e)` is `1 / (1 + exp(-t))`."""
     exps, maxima = _single_exps(fn), _maxima(fn)
-    for div in m.findall(fn.body, m.BinaryOperation(operator=m.Divide())):
+    for div in findall(fn.body, m.BinaryOperation(operator=m.Divide())):
         assert isinstance(div, cst.BinaryOperation)
         num, den = div.left, div.right
         sigmoid = _sigmoid_ratio(num, den, exps, maxima)

@@ -28,6 +28,7 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 # ---------------------------------------------------------------- operator formulas
 
@@ -41,7 +42,7 @@ def _vars(expr: cst.CSTNode) -> set[str]:
 def _calls_ending(root: cst.CSTNode, suffix: str) -> list[cst.Call]:
     return [
         c
-        for c in m.findall(root, m.Call())
+        for c in findall(root, m.Call())
         if isinstance(c, cst.Call) and (_dotted(c.func) or "").split(".")[-1] == suffix
     ]
 
@@ -63,7 +64,7 @@ def gelu_form(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> I
         tanh = bool(re.search(r"approximate\s*=\s*['\"]tanh['\"]", context.reference_source))
         want_tanh, want_erf = tanh, not tanh
     values = _values_of(fn)
-    returned = [r.value for r in m.findall(fn.body, m.Return()) if isinstance(r, cst.Return) and r.value]
+    returned = [r.value for r in findall(fn.body, m.Return()) if isinstance(r, cst.Return) and r.value]
     for value in [v for _, v in _assignments(fn.body)] + returned:
         erf = _calls_ending(value, "erf")
         # The tanh form may be spread over statements (`inner = c * (x + 0.044715 * x**3)`) and a helper
@@ -76,7 +77,7 @@ def gelu_form(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> I
             continue
         called = {
             c.func.value
-            for c in m.findall(value, m.Call())
+            for c in findall(value, m.Call())
             if isinstance(c, cst.Call) and isinstance(c.func, cst.Name)
         }
         xs = _vars(erf[0].args[0].value if erf else value) - called
@@ -115,7 +116,7 @@ def silu_beta(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> I
 
 
 def _float_literals(root: cst.CSTNode) -> list[cst.Float | cst.Integer]:
-    return [n for n in m.findall(root, m.Float() | m.Integer()) if isinstance(n, cst.Float | cst.Integer)]
+    return [n for n in findall(root, m.Float() | m.Integer()) if isinstance(n, cst.Float | cst.Integer)]
 
 
 @rule(
@@ -230,7 +231,7 @@ def conv_output_size(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
         numerator, stride = value.left.left, value.left.right
         leaves = [
             n
-            for n in m.findall(numerator, m.Name() | m.Attribute() | m.Subscript())
+            for n in findall(numerator, m.Name() | m.Attribute() | m.Subscript())
             if isinstance(n, cst.Name | cst.Attribute | cst.Subscript)
         ]
         roles: dict[str, str] = {}
@@ -275,7 +276,7 @@ def loss_mean_count(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
     """A mean divides by the count the reference averages over: all elements vs the batch vs a row."""
     tensors = _tensor_params(fn)
     forms = [f for x in tensors for f in _count_forms(x)]
-    for div in m.findall(fn.body, m.BinaryOperation(operator=m.Divide())):
+    for div in findall(fn.body, m.BinaryOperation(operator=m.Divide())):
         assert isinstance(div, cst.BinaryOperation)
         current = _render(div.right).replace("size(0)", "shape[0]").replace(" ", "")
         if current not in forms:
@@ -325,7 +326,7 @@ def count_include_pad(tree: Tree, fn: cst.FunctionDef, context: RuleContext | No
     area = (
         f"{window[0]} * {window[1]}" if len(window) >= 2 else f"{window[0]} * {window[0]}" if window else None
     )
-    for div in m.findall(fn.body, m.BinaryOperation(operator=m.Divide())):
+    for div in findall(fn.body, m.BinaryOperation(operator=m.Divide())):
         assert isinstance(div, cst.BinaryOperation)
         divisor = _render(div.right).strip("() ")
         if _is_count_divisor(div.right) and area and want_area:
@@ -399,7 +400,7 @@ def floor_mod(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> I
     again would round a tiny negative result to 0 where the reference gets `b`)."""
     if context is None or not re.search(r"remainder|[^%\n]\s%\s", context.reference_source):
         return
-    for node in m.findall(fn.body, m.BinaryOperation(operator=m.Modulo())):
+    for node in findall(fn.body, m.BinaryOperation(operator=m.Modulo())):
         assert isinstance(node, cst.BinaryOperation)
         a, b = _render(_paren(node.left)), _render(_paren(node.right))
         what = f"{fn.name.value}: {a} % {b} as a floor modulo, as the reference's remainder"

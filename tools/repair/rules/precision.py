@@ -21,6 +21,7 @@ from kernel_medic.tools.repair.rules.base import (
     rules_of,
 )
 from kernel_medic.tools.repair.rules.compose import _edit
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 # ---------------------------------------------------------------- fp32_accumulator
 
@@ -60,12 +61,12 @@ def half_store(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> 
     for store in _calls(fn.body, "tl.store"):
         value = _arg(store, "value", 1)
         stored |= _names(value.value) if value is not None else set()
-    for cast in m.findall(fn.body, m.Call(func=m.Attribute(attr=m.Name("to")))):
+    for cast in findall(fn.body, m.Call(func=m.Attribute(attr=m.Name("to")))):
         assert isinstance(cast, cst.Call)
         dtype = cast.args[0].value if cast.args else None
         if not isinstance(dtype, cst.Attribute) or dtype.attr.value not in ("float16", "bfloat16"):
             continue
-        inline = any(cast in m.findall(s, m.Call()) for s in _calls(fn.body, "tl.store"))
+        inline = any(cast in findall(s, m.Call()) for s in _calls(fn.body, "tl.store"))
         if not inline and not _feeds(cast, fn, tree) & stored:
             continue
         new = tree.replace(dtype, dtype.with_changes(attr=cst.Name("float32")))
@@ -87,7 +88,7 @@ def fp32_upcast_load(tree: Tree, fn: cst.FunctionDef, context: RuleContext | Non
     reduced = set().union(*(_names(a.value) for c in reducers for a in c.args if a.keyword is None))
     accumulated = {
         n.target.value
-        for n in m.findall(fn.body, m.AugAssign())
+        for n in findall(fn.body, m.AugAssign())
         if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name)
     }
     for load in _calls(fn.body, "tl.load"):
@@ -150,7 +151,7 @@ def drop_half_cast(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None)
         return
     casts = [
         c
-        for c in m.findall(fn.body, m.Call(func=m.Attribute(attr=m.Name("to"))))
+        for c in findall(fn.body, m.Call(func=m.Attribute(attr=m.Name("to"))))
         if isinstance(c, cst.Call) and c.args and _dotted(c.args[0].value) in _HALF
     ]
     if not casts:

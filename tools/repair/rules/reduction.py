@@ -38,6 +38,7 @@ from kernel_medic.tools.repair.rules.base import (
     rules_of,
 )
 from kernel_medic.tools.repair.rules.compose import _ancestors, _edit, _statement, _wrapped
+from kernel_medic.tools.repair.rules.cst_find import findall
 
 
 def _fresh(fn: cst.FunctionDef, base: str) -> str:
@@ -100,7 +101,7 @@ def _two_d(fn: cst.FunctionDef, expr: cst.BaseExpression) -> bool:
     todo, seen = [expr], set()
     while todo:
         node = todo.pop()
-        for sub in m.findall(node, m.Subscript()):
+        for sub in findall(node, m.Subscript()):
             if isinstance(sub, cst.Subscript) and _subscript_axes(sub) in ("N:", ":N"):
                 return True
         for name in _names(node) - seen:
@@ -174,11 +175,11 @@ def logsumexp_shift(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
 
 def _online_logsumexp(tree: Tree, fn: cst.FunctionDef, log: cst.Call, acc: str) -> Edit | None:
     """`acc += tl.sum(tl.exp(x))` in a loop becomes a running max with a rescaled sum."""
-    for loop in m.findall(fn.body, m.For() | m.While()):
+    for loop in findall(fn.body, m.For() | m.While()):
         assert isinstance(loop, cst.For | cst.While)
         if loop in _ancestors(tree, log):
             continue
-        for node in m.findall(loop.body, m.AugAssign(operator=m.AddAssign()) | m.Assign()):
+        for node in findall(loop.body, m.AugAssign(operator=m.AddAssign()) | m.Assign()):
             if isinstance(node, cst.AugAssign):
                 if not (isinstance(node.target, cst.Name) and node.target.value == acc):
                     continue
@@ -402,11 +403,11 @@ _INIT_NEUTRAL = {"max": 'float("-inf")', "min": 'float("inf")', "mul": "1.0"}
 def neutral_init(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     """A loop-carried max/min/product starts at 0: start it at -inf / +inf / 1."""
     done: set[int] = set()
-    for loop in m.findall(fn.body, m.For() | m.While()):
+    for loop in findall(fn.body, m.For() | m.While()):
         assert isinstance(loop, cst.For | cst.While)
         kinds: dict[str, set[str]] = {}
         in_loop = {n: vs for n, vs in _loop_values(loop).items()}
-        for node in m.findall(loop.body, m.Assign() | m.AugAssign()):
+        for node in findall(loop.body, m.Assign() | m.AugAssign()):
             if isinstance(node, cst.Assign):
                 if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
                     continue
@@ -481,7 +482,7 @@ def _key_offsets(fn: cst.FunctionDef, scope: cst.CSTNode) -> list[str]:
     values = _values_of(fn)
     broadcast = [
         sub.value.value
-        for sub in m.findall(scope, m.Subscript(value=m.Name()))
+        for sub in findall(scope, m.Subscript(value=m.Name()))
         if isinstance(sub, cst.Subscript)
         and isinstance(sub.value, cst.Name)
         and _subscript_axes(sub) in ("N:", ":N")
@@ -565,7 +566,7 @@ def mask_scores(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) ->
                 for p in runtime
                 if any(
                     re.search(rf"\b{re.escape(bare.split(' + ')[-1])}\b.*<\s*{p}\b", _render(c))
-                    for c in m.findall(fn.body, m.Comparison())
+                    for c in findall(fn.body, m.Comparison())
                 )
             ] or runtime
             for length in lengths[:6]:
@@ -662,10 +663,10 @@ def mask_reduced_operand(tree: Tree, fn: cst.FunctionDef, context: RuleContext |
 
     # A loop that adds each block's terms into an accumulator folds them as a sum does, padded lanes
     # included (`acc += term` where the term is log(2) at x = y = 0): masked where they are added.
-    for loop in m.findall(fn.body, m.For()):
+    for loop in findall(fn.body, m.For()):
         assert isinstance(loop, cst.For)
         in_loop = [(ld, mk, r) for ld, mk, r in reaches if any(a is loop for a in _ancestors(tree, ld))]
-        for add in m.findall(loop.body, m.AugAssign(operator=m.AddAssign())):
+        for add in findall(loop.body, m.AugAssign(operator=m.AddAssign())):
             assert isinstance(add, cst.AugAssign)
             if _calls(add.value, "tl.where", "tl.sum", "tl.max", "tl.min"):
                 continue
