@@ -97,6 +97,38 @@ KERNELS = textwrap.dedent(
         tl.store(c + tile, tl.dot(tl.load(a + tile), tl.load(b + tile)))
 
 
+    @triton.jit
+    def _square(v):
+        return v * v
+
+
+    @triton.jit
+    def _sum_of_squares(v):
+        return tl.sum(_square(v), axis=0)
+
+
+    @triton.jit
+    def helper_kernel(x, o, n, BLOCK: tl.constexpr):
+        acc = 0.0
+        for start in range(0, n, BLOCK):
+            offs = start + tl.arange(0, BLOCK)
+            acc += _sum_of_squares(tl.load(x + offs, mask=offs < n, other=0.0))
+        tl.store(o + tl.program_id(0), acc)
+
+
+    from triton.runtime import interpreter
+
+    patches = []
+    patch_lang = interpreter._patch_lang
+
+
+    def counted_patch_lang(fn):
+        patches.append(fn.__name__)
+        return patch_lang(fn)
+
+
+    interpreter._patch_lang = counted_patch_lang
+
     torch.manual_seed(0)
     x = torch.randn(200)
     N = 200
@@ -163,9 +195,20 @@ KERNELS = textwrap.dedent(
         return dot(8, torch.float16)
 
 
+    def helpers():
+        """Right sums through nested helpers. The shim patches each language module once per launch: tl for
+        the kernel, tl.core for tl.sum (itself a helper, whose module sees only tl.core); the plain
+        interpreter again at every helper call of every program."""
+        o = torch.empty(2)
+        patches.clear()
+        helper_kernel[(2,)](x, o, N, BLOCK=64)
+        right = torch.allclose(o, (x * x).sum().expand(2), atol=1e-3)
+        return right and (patches == ["helper_kernel", "sum"] if sys.argv[1] == "shim" else len(patches) > 2 * 4)
+
+
     results = {}
     for case in (autotune, libdevice_math, libdevice_unsupported, float_scalar, bf16, fp32, dot_fp32_k8,
-                 dot_fp32_k4, dot_fp16_k8):
+                 dot_fp32_k4, dot_fp16_k8, helpers):
         try:
             outcome = "ok" if case() else "wrong result"
         except Exception as exc:
@@ -267,3 +310,9 @@ def test_dot_tiles_the_gpu_refuses_are_refused_here_too(runs: dict[str, Any]) ->
     assert runs["shim"]["dot_fp32_k8"]["outcome"] == "ok"
     assert "K >= 8" in runs["shim"]["dot_fp32_k4"]["outcome"]
     assert "K >= 16" in runs["shim"]["dot_fp16_k8"]["outcome"]
+
+
+def test_jit_helpers_inside_a_launch_reuse_the_launchs_language_patch(runs: dict[str, Any]) -> None:
+    # Plain: every call of a helper (two levels, four tiles, two programs) scans and patches the language.
+    assert runs["plain"]["helpers"]["outcome"] == "ok"
+    assert runs["shim"]["helpers"]["outcome"] == "ok"

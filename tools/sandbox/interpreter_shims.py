@@ -41,6 +41,7 @@ BF16_NOTE = _PREFIX + "bfloat16 arithmetic is unreliable on this backend; evalua
 _notes: dict[str, None] = {}
 _installed = False
 _current_kernel: list[str] = []
+_launch_langs: list[set[str]] = []  # the language modules patched during each running launch, innermost last
 _work = {"work": 0, "lanes": 0, "live_lanes": 0}
 
 
@@ -331,6 +332,13 @@ def _has_bf16(arg: Any) -> bool:
     return str(getattr(arg, "dtype", "")) in ("torch.bfloat16", "bfloat16")
 
 
+def _langs(fn: Any) -> set[str]:
+    """The language modules the interpreter patches for `fn` (those its globals hold), by name."""
+    import triton.language as tl
+
+    return {v.__name__ for v in fn.__globals__.values() if inspect.ismodule(v) and v in (tl, tl.core)}
+
+
 def _patch_launch() -> None:
     import triton.language as tl
     from triton.runtime import interpreter
@@ -351,13 +359,36 @@ def _patch_launch() -> None:
         if _has_bf16(args_dev) or _has_bf16(list(kwargs.values())):
             _notes.setdefault(BF16_NOTE, None)
         _current_kernel.append(getattr(self.fn, "__name__", "?"))
+        _launch_langs.append(_langs(self.fn))
         try:
             return original_call(self, *args_dev, **kwargs)
         finally:
             _current_kernel.pop()
+            _launch_langs.pop()
+
+    original_helper = interpreter.InterpretedFunction.__call__
+
+    def helper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        # The interpreter patches the language modules a helper sees (tl, tl.core) at every call of every
+        # program, scanning every member of five namespaces (3 ms a call; helpers, tl.sum among them, are
+        # common) and never undoing it. Inside one launch, once the launch or an earlier helper call has
+        # patched them, patching again changes nothing: the call goes straight to the helper.
+        langs = _langs(self.fn)
+        if not (_launch_langs and langs and langs <= _launch_langs[-1]):
+            try:
+                return original_helper(self, *args, **kwargs)
+            finally:
+                if _launch_langs and langs:
+                    _launch_langs[-1].update(langs)
+        fn = self.rewrite()
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            raise interpreter.InterpreterError(repr(e)) from e
 
     interpreter._implicit_cvt = implicit_cvt
     interpreter.GridExecutor.__call__ = call
+    interpreter.InterpretedFunction.__call__ = helper
 
 
 # 5. dot shapes
