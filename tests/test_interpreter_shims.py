@@ -203,7 +203,9 @@ KERNELS = textwrap.dedent(
         patches.clear()
         helper_kernel[(2,)](x, o, N, BLOCK=64)
         right = torch.allclose(o, (x * x).sum().expand(2), atol=1e-3)
-        return right and (patches == ["helper_kernel", "sum"] if sys.argv[1] == "shim" else len(patches) > 2 * 4)
+        if sys.argv[1] == "shim":
+            return right and patches == ["helper_kernel", "sum"]
+        return right and len(patches) > 2 * 4
 
 
     results = {}

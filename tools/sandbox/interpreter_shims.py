@@ -23,6 +23,10 @@ Each shim records a note when it acts, so a result obtained through it is never 
    edits are told apart by it: a program per element with 256 lanes each does 256 times the work. Loads and
    stores also count their lanes and the live (unmasked) ones: a loop over every element where one over
    every tile was meant leaves nearly all of its lanes masked off.
+7. helper calls: the interpreter patches the language modules a ``@triton.jit`` helper sees (``tl.sum`` and
+   ``tl.max`` are helpers too) at every call of every program, scanning five namespaces each time, and never
+   undoes it. Inside one launch, once the launch or an earlier call has patched those modules, a helper is
+   called directly: the same code runs, without a third of a small job's CPU spent on re-patching.
 """
 
 from __future__ import annotations
