@@ -1,10 +1,10 @@
 """How long the offline engine takes to build its edit space, with the rules' `findall` against libcst's.
 
-Every rule and mutation reads the candidate's tree through `findall` (tools/repair/cst_find.py: each tree
-walked once and indexed by node class). This runs `candidates()` (all rules, then the edit space at the first
-statements) on each corpus candidate twice, once through our `findall` and once with libcst's put back in
-every module that uses it, alternating the order per case, checks that both give the same edits in the same
-order, and prints the time of each and their ratio. No kernel runs: this is the agent's own CPU time.
+Every rule and mutation reads the candidate's tree through `findall` (tools/repair/rules/cst_find.py: each
+tree walked once and indexed by node class). This runs `candidates()` (all rules, then the edit space at the
+first statements) on each corpus candidate twice, once through our `findall` and once with libcst's put back
+in every module that uses it, alternating the order per case, checks that both give the same edits in the
+same order, and prints the time of each and their ratio. No kernel runs: this is the agent's own CPU time.
 
     .venv/bin/python benchmarks/edit_generation.py benchmarks/near_miss benchmarks/holdout6 [--every 2]
 """
