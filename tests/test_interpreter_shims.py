@@ -24,6 +24,20 @@ KERNELS = textwrap.dedent(
 
     from kernel_medic.tools.sandbox import interpreter_shims
 
+    from triton.language.semantic import TritonSemantic
+
+    # Counts the int32 overflow checks the interpreter computes (the shim keeps this as the one it calls).
+    overflow_checks_run = []
+    check_overflow = TritonSemantic.binary_op_sanitize_overflow_impl
+
+
+    def counted_check(self, lhs, rhs, binary_op):
+        overflow_checks_run.append(binary_op.__name__)
+        return check_overflow(self, lhs, rhs, binary_op)
+
+
+    TritonSemantic.binary_op_sanitize_overflow_impl = counted_check
+
     if sys.argv[1] == "shim":
         interpreter_shims.install()
         interpreter_shims.install()  # idempotent: a second call must not wrap twice
@@ -114,6 +128,20 @@ KERNELS = textwrap.dedent(
             offs = start + tl.arange(0, BLOCK)
             acc += _sum_of_squares(tl.load(x + offs, mask=offs < n, other=0.0))
         tl.store(o + tl.program_id(0), acc)
+
+
+    @triton.jit
+    def index_kernel(x, o, cols, stride, BLOCK: tl.constexpr):
+        r = tl.program_id(0)
+        c = tl.arange(0, BLOCK)
+        m = c < cols
+        v = tl.load(x + r * stride + c, mask=m, other=0.0)
+        tl.store(o + r * cols + c, v * 2 - 1, mask=m)
+
+
+    @triton.jit
+    def overflow_kernel(o, big):
+        tl.store(o + tl.arange(0, 2), (tl.arange(0, 2) + big) * big)
 
 
     from triton.runtime import interpreter
@@ -208,9 +236,33 @@ KERNELS = textwrap.dedent(
         return right and len(patches) > 2 * 4
 
 
+    def overflow_checks():
+        """Int32 index arithmetic, right either way. The plain interpreter computes an int64 overflow check
+        for every + and * (device_assert then drops it); the shim skips it, unless debug is on: then the
+        check runs and catches an overflow in both."""
+        import dataclasses
+
+        src, o = torch.randn(4, 16), torch.empty(4, 8)
+        overflow_checks_run.clear()
+        index_kernel[(4,)](src, o, 8, 16, BLOCK=8)
+        right = torch.equal(o, src[:, :8] * 2 - 1)
+        skipped = not overflow_checks_run
+        options = interpreter.interpreter_builder.options
+        interpreter.interpreter_builder.options = dataclasses.replace(options, debug=True)
+        try:
+            overflow_kernel[(1,)](torch.empty(2, dtype=torch.int32), 1 << 20)
+            caught = ""
+        except Exception as exc:
+            caught = str(exc)
+        finally:
+            interpreter.interpreter_builder.options = options
+        caught_it = "int32 overflow detected for operation mul" in caught
+        return right and caught_it and skipped == (sys.argv[1] == "shim")
+
+
     results = {}
     for case in (autotune, libdevice_math, libdevice_unsupported, float_scalar, bf16, fp32, dot_fp32_k8,
-                 dot_fp32_k4, dot_fp16_k8, helpers):
+                 dot_fp32_k4, dot_fp16_k8, helpers, overflow_checks):
         try:
             outcome = "ok" if case() else "wrong result"
         except Exception as exc:
@@ -318,3 +370,9 @@ def test_jit_helpers_inside_a_launch_reuse_the_launchs_language_patch(runs: dict
     # Plain: every call of a helper (two levels, four tiles, two programs) scans and patches the language.
     assert runs["plain"]["helpers"]["outcome"] == "ok"
     assert runs["shim"]["helpers"]["outcome"] == "ok"
+
+
+def test_overflow_checks_nothing_asserts_are_skipped_unless_debug_is_on(runs: dict[str, Any]) -> None:
+    # Plain: each int32 + and * of the index math computes a check that device_assert drops without debug.
+    assert runs["plain"]["overflow_checks"]["outcome"] == "ok"
+    assert runs["shim"]["overflow_checks"] == {"outcome": "ok", "notes": []}
