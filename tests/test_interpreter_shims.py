@@ -372,7 +372,7 @@ def test_jit_helpers_inside_a_launch_reuse_the_launchs_language_patch(runs: dict
     assert runs["shim"]["helpers"]["outcome"] == "ok"
 
 
-def test_overflow_checks_nothing_asserts_are_skipped_unless_debug_is_on(runs: dict[str, Any]) -> None:
+def test_overflow_checks_whose_assert_is_dropped_are_skipped_unless_debug_is_on(runs: dict[str, Any]) -> None:
     # Plain: each int32 + and * of the index math computes a check that device_assert drops without debug.
     assert runs["plain"]["overflow_checks"]["outcome"] == "ok"
     assert runs["shim"]["overflow_checks"] == {"outcome": "ok", "notes": []}
