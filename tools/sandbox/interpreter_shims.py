@@ -1,6 +1,8 @@
 """Shims that let real-world Triton kernels run in Triton's CPU interpreter (TRITON_INTERPRET=1, Triton 3.x).
 
-Each shim records a note when it acts, so a result obtained through it is never silently trusted:
+Each shim that changes what a kernel computes (1-5) records a note when it acts, so a result obtained
+through it is never silently trusted; 6-8 change no result (they count work or skip work that has no
+effect) and record none:
 
 1. autotune: ``Autotuner.do_bench`` asks ``driver.active.get_benchmarker()``; a CPU-only host has no active
    driver. It becomes a benchmarker that times nothing and reports equal times, so the autotuner keeps its own
