@@ -25,6 +25,7 @@ import json
 import multiprocessing as mp
 import re
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -123,30 +124,12 @@ def _run(case: Path, which: str) -> tuple[mp.Process, Any]:
     return proc, parent
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("corpora", nargs="+", type=Path, help="corpus folders (cases with reference.py)")
-    parser.add_argument("--workers", type=int, default=2, help="cases run at once (default 2)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    args = parser.parse_args(argv)
-    if args.workers < 1:
-        parser.error("--workers must be at least 1")
-    jobs = [
-        (path.parent, path.name)
-        for root in args.corpora
-        for path in sorted(root.glob("*/*.py"))
-        if path.name in ("candidate.py", "fixed.py") and (path.parent / "reference.py").is_file()
-    ]
-    if not jobs:
-        print(f"error: no cases with reference.py under {[str(c) for c in args.corpora]}", file=sys.stderr)
-        return 2
-    interpreter_shims.install()
-    torch.set_num_threads(1)
+def _run_all(jobs: list[tuple[Path, str]], workers: int) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     pending = list(jobs)
     running: list[tuple[Path, str, mp.Process, Any, float]] = []
     while pending or running:
-        while pending and len(running) < args.workers:
+        while pending and len(running) < workers:
             case, which = pending.pop(0)
             running.append((case, which, *_run(case, which), time.monotonic()))
         time.sleep(0.01)
@@ -169,6 +152,36 @@ def main(argv: list[str] | None = None) -> int:
                 running.remove(item)
                 rows.append({"case": f"{case.parent.name}/{case.name}", "file": which, **row})
                 print(f"[{len(rows)}/{len(jobs)}] {rows[-1]['case']} {which}", file=sys.stderr, flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpora", nargs="+", type=Path, help="corpus folders (cases with reference.py)")
+    parser.add_argument("--workers", type=int, default=2, help="cases run at once (default 2)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(argv)
+    if args.workers < 1:
+        parser.error("--workers must be at least 1")
+    jobs = [
+        (path.parent, path.name)
+        for root in args.corpora
+        for path in sorted(root.glob("*/*.py"))
+        if path.name in ("candidate.py", "fixed.py") and (path.parent / "reference.py").is_file()
+    ]
+    if not jobs:
+        print(f"error: no cases with reference.py under {[str(c) for c in args.corpora]}", file=sys.stderr)
+        return 2
+    interpreter_shims.install()
+    torch.set_num_threads(1)
+    # Each child writes its modules to a temporary folder (Triton reads kernel source from a file) and exits
+    # without cleaning up: one scratch folder for all of them, removed at the end, keeps /tmp clean.
+    with tempfile.TemporaryDirectory(prefix="kmedic-overflow-checks-") as scratch:
+        tempfile.tempdir = scratch
+        try:
+            rows = _run_all(jobs, args.workers)
+        finally:
+            tempfile.tempdir = None
     compared = [r for r in rows if "skipped" not in r and r["deterministic"]]
     checked = sum(r["cpu_s"][0] for r in compared)
     skipped = sum(r["cpu_s"][1] for r in compared)

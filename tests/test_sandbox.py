@@ -7,6 +7,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 from kernel_medic.tools.sandbox import backends, confinement
+from kernel_medic.tools.sandbox import pool as pool_mod
 from kernel_medic.tools.sandbox.pool import JobOutcome, SandboxLimits, WorkerPool
 
 EXEC = "kernel_medic.tools.sandbox.pool:exec_source"
@@ -264,6 +266,38 @@ def test_closed_pool_refuses_work() -> None:
     p.close()
     with pytest.raises(RuntimeError):
         p.run(EXEC, {"source": "result = 1"})
+
+
+def test_a_pool_killed_before_close_leaves_a_folder_the_next_pool_removes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A SIGKILLed kmedic cannot clean up; the next pool on the machine removes what it left in /tmp.
+    code = (
+        "import os, signal\n"
+        "from kernel_medic.tools.sandbox.pool import WorkerPool\n"
+        "p = WorkerPool(device='cpu', size=1)\n"
+        "print(p._base, flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    killed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert killed.returncode == -signal.SIGKILL
+    left = Path(killed.stdout.strip())
+    assert left.parent == tmp_path and (left / pool_mod.OWNER_FILE).is_file()
+    alive = tmp_path / "kmedic-sandbox-alive"  # a running process's pool (this one's): kept
+    alive.mkdir()
+    (alive / pool_mod.OWNER_FILE).write_text(f"{os.getpid()} {pool_mod._start_time(os.getpid())}\n")
+    reused = tmp_path / "kmedic-sandbox-reused"  # a live pid that is not the process that made it: removed
+    reused.mkdir()
+    (reused / pool_mod.OWNER_FILE).write_text(f"{os.getpid()} 1\n")
+    making = tmp_path / "kmedic-sandbox-making"  # no owner file yet: a pool starting right now, kept
+    making.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with WorkerPool(device="cpu", size=1) as fresh:
+        kept = sorted(p.name for p in tmp_path.iterdir() if p.name != Path(fresh._base).name)
+    assert kept == ["kmedic-sandbox-alive", "kmedic-sandbox-making"]
 
 
 def _in_sandbox(device: str, script: str, *, uid: int | None = None) -> subprocess.CompletedProcess[str]:

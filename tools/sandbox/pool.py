@@ -46,6 +46,8 @@ STARTUP_TIMEOUT_S = 180.0
 REPLY_GRACE_S = 15.0
 TAIL_CHARS = 4000
 EVIDENCE_FILE = "evidence.bin"
+FOLDER_PREFIX = "kmedic-sandbox-"
+OWNER_FILE = "owner"  # "<pid> <start time>" of the process whose pool made the folder
 SLOT_FILES = (worker_mod.RESULT_FILE, worker_mod.STDOUT_FILE, worker_mod.STDERR_FILE, EVIDENCE_FILE)
 
 
@@ -89,6 +91,40 @@ def _check_job_name(job: str) -> None:
     module, sep, func = job.partition(":")
     if not sep or not func.isidentifier() or not module.startswith(JOB_PREFIX):
         raise ValueError(f"job must be 'kernel_medic.<module>:<function>', got {job!r}")
+
+
+def _start_time(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot), or None when there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+            return fh.read().rpartition(")")[2].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def remove_stale_folders(tmp: str) -> list[str]:
+    """Remove this user's pool folders whose process is gone (killed before close); returns them.
+
+    A folder's owner file names the process and its start time, so a reused pid is not mistaken for it.
+    """
+    removed = []
+    try:
+        names = [n for n in os.listdir(tmp) if n.startswith(FOLDER_PREFIX)]
+    except OSError:
+        return removed
+    for name in names:
+        path = os.path.join(tmp, name)
+        try:
+            if os.lstat(path).st_uid != os.getuid():
+                continue
+            with open(os.path.join(path, OWNER_FILE), encoding="utf-8") as fh:
+                pid, started = fh.read().split()
+        except (OSError, ValueError):
+            continue  # not a pool's folder, or one being made right now
+        if _start_time(int(pid)) != started:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
 
 
 def _signal_name(number: int) -> str:
@@ -367,7 +403,10 @@ class WorkerPool:
         self.device = device
         self.size = max(1, size if size is not None else (os.cpu_count() or 1))
         self.limits = limits or SandboxLimits()
-        self._base = tempfile.mkdtemp(prefix="kmedic-sandbox-")
+        remove_stale_folders(tempfile.gettempdir())
+        self._base = tempfile.mkdtemp(prefix=FOLDER_PREFIX)
+        with open(os.path.join(self._base, OWNER_FILE), "w", encoding="utf-8") as fh:
+            fh.write(f"{os.getpid()} {_start_time(os.getpid())}\n")
         # Children under other uids must pass through to their own job dir, but not list the others.
         os.chmod(self._base, 0o711)
         self._jobs_dir = os.path.join(self._base, "jobs")
