@@ -39,6 +39,7 @@ def test_walkthrough_notebook_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     if missing:
         pytest.skip(f"the walkthrough uses kmedic {', '.join(sorted(missing))}, not wired into the CLI yet")
     monkeypatch.setenv("KMEDIC_HOME", str(tmp_path / "home"))  # the kernel inherits this environment
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # and the walkthrough's output folder goes here, not /tmp
     nb = nbformat.read(NOTEBOOK, as_version=4)
     client = nbclient.NotebookClient(
         nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}}
