@@ -20,7 +20,7 @@ demo: sandbox-deps setup
 	$(BIN)/kmedic repair examples/softmax_tail --strategy offline --out out/softmax_tail
 
 test: system-deps setup
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=25
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=25
 
 # Debian packages (installed when missing; needs root). bubblewrap is the sandbox every candidate runs in:
 # without it kmedic refuses to run candidates unless KMEDIC_SANDBOX=weak. Headless Chromium is only for the
