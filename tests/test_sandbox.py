@@ -288,16 +288,20 @@ def test_a_pool_killed_before_close_leaves_a_folder_the_next_pool_removes(
     assert left.parent == tmp_path and (left / pool_mod.OWNER_FILE).is_file()
     alive = tmp_path / "kmedic-sandbox-alive"  # a running process's pool (this one's): kept
     alive.mkdir()
-    (alive / pool_mod.OWNER_FILE).write_text(f"{os.getpid()} {pool_mod._start_time(os.getpid())}\n")
+    pid, started, namespace = pool_mod._owner().split(" ", 2)
+    (alive / pool_mod.OWNER_FILE).write_text(f"{pid} {started} {namespace}\n")
     reused = tmp_path / "kmedic-sandbox-reused"  # a live pid that is not the process that made it: removed
     reused.mkdir()
-    (reused / pool_mod.OWNER_FILE).write_text(f"{os.getpid()} 1\n")
+    (reused / pool_mod.OWNER_FILE).write_text(f"{pid} 1 {namespace}\n")
+    elsewhere = tmp_path / "kmedic-sandbox-elsewhere"  # another pid namespace's (a container's): kept
+    elsewhere.mkdir()
+    (elsewhere / pool_mod.OWNER_FILE).write_text(f"{pid} 1 pid:[1]\n")
     making = tmp_path / "kmedic-sandbox-making"  # no owner file yet: a pool starting right now, kept
     making.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     with WorkerPool(device="cpu", size=1) as fresh:
         kept = sorted(p.name for p in tmp_path.iterdir() if p.name != Path(fresh._base).name)
-    assert kept == ["kmedic-sandbox-alive", "kmedic-sandbox-making"]
+    assert kept == ["kmedic-sandbox-alive", "kmedic-sandbox-elsewhere", "kmedic-sandbox-making"]
 
 
 def _in_sandbox(device: str, script: str, *, uid: int | None = None) -> subprocess.CompletedProcess[str]:

@@ -47,7 +47,7 @@ REPLY_GRACE_S = 15.0
 TAIL_CHARS = 4000
 EVIDENCE_FILE = "evidence.bin"
 FOLDER_PREFIX = "kmedic-sandbox-"
-OWNER_FILE = "owner"  # "<pid> <start time>" of the process whose pool made the folder
+OWNER_FILE = "owner"  # "<pid> <start time> <pid namespace>" of the process whose pool made the folder
 SLOT_FILES = (worker_mod.RESULT_FILE, worker_mod.STDOUT_FILE, worker_mod.STDERR_FILE, EVIDENCE_FILE)
 
 
@@ -102,10 +102,20 @@ def _start_time(pid: int) -> str | None:
         return None
 
 
+def _owner() -> str:
+    """This process as a folder's owner file names it."""
+    try:
+        namespace = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        namespace = "?"
+    return f"{os.getpid()} {_start_time(os.getpid())} {namespace}"
+
+
 def remove_stale_folders(tmp: str) -> list[str]:
     """Remove this user's pool folders whose process is gone (killed before close); returns them.
 
-    A folder's owner file names the process and its start time, so a reused pid is not mistaken for it.
+    A folder's owner file names the process, its start time (a reused pid is not mistaken for it) and its pid
+    namespace: a folder made in another namespace sharing this /tmp (another container) is left alone.
     """
     removed = []
     try:
@@ -118,10 +128,10 @@ def remove_stale_folders(tmp: str) -> list[str]:
             if os.lstat(path).st_uid != os.getuid():
                 continue
             with open(os.path.join(path, OWNER_FILE), encoding="utf-8") as fh:
-                pid, started = fh.read().split()
+                pid, started, namespace = fh.read().split(" ", 2)
         except (OSError, ValueError):
             continue  # not a pool's folder, or one being made right now
-        if _start_time(int(pid)) != started:
+        if namespace.strip() == _owner().split(" ", 2)[2] and _start_time(int(pid)) != started:
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
     return removed
@@ -406,7 +416,7 @@ class WorkerPool:
         remove_stale_folders(tempfile.gettempdir())
         self._base = tempfile.mkdtemp(prefix=FOLDER_PREFIX)
         with open(os.path.join(self._base, OWNER_FILE), "w", encoding="utf-8") as fh:
-            fh.write(f"{os.getpid()} {_start_time(os.getpid())}\n")
+            fh.write(_owner() + "\n")
         # Children under other uids must pass through to their own job dir, but not list the others.
         os.chmod(self._base, 0o711)
         self._jobs_dir = os.path.join(self._base, "jobs")
