@@ -148,6 +148,15 @@ def test_seeding_is_idempotent_and_picks_up_changed_seed_files(tmp_path: Path) -
     assert (p.example_before, p.example_after, p.reference) == ("x = 2", "x = 1", "reference")
 
 
+def test_a_seed_folder_without_seed_files_is_an_error_not_an_empty_store(tmp_path: Path) -> None:
+    # An install that lost its seed files used to open a knowledge base with no patterns, silently.
+    (tmp_path / "seeds").mkdir()
+    with pytest.raises(ValueError, match="no seed files"):
+        load_seeds(tmp_path / "seeds")
+    with pytest.raises(ValueError, match="no seed files"):
+        KnowledgeBase(tmp_path / "kb").ensure_seeded(tmp_path / "seeds")
+
+
 def test_export_import_roundtrip_and_stats(tmp_path: Path) -> None:
     kb = KnowledgeBase(tmp_path / "a")
     kb.add(PATTERN)

@@ -121,7 +121,10 @@ def load_seed_file(path: Path) -> list[Pattern]:
 def load_seeds(folder: Path = SEED_DIR) -> list[Pattern]:
     """Every seed pattern, in file then file-order; ids must be unique."""
     patterns: list[Pattern] = []
-    for path in sorted(folder.glob("*.toml")):
+    files = sorted(folder.glob("*.toml"))
+    if not files:  # an install without its seed files would otherwise open an empty knowledge base, silently
+        raise ValueError(f"no seed files (*.toml) in {folder}")
+    for path in files:
         patterns += load_seed_file(path)
     ids = [p.id for p in patterns]
     dupes = sorted({i for i in ids if ids.count(i) > 1})

@@ -57,7 +57,7 @@ def _open(args: argparse.Namespace) -> Any:
 
     try:
         return open_knowledge_base(args.kb)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: the install lacks its seed files
         raise InvalidProblem(f"cannot open knowledge base {args.kb or ''}: {exc}") from exc
 
 
