@@ -29,7 +29,6 @@ def evaluator() -> Iterator[object]:
         yield ev
 
 
-
 # The longest files by measured time (`--durations=0`, round 40), longest first. With `--dist loadfile`
 # each file runs whole on one worker; xdist's default order (most tests first) put one-test files of 50-100 s
 # last, the other worker idle until they ended. `make test` keeps this order (`--no-loadscope-reorder`): the

@@ -117,11 +117,12 @@ def remove_stale_folders(tmp: str) -> list[str]:
     A folder's owner file names the process, its start time (a reused pid is not mistaken for it) and its pid
     namespace: a folder made in another namespace sharing this /tmp (another container) is left alone.
     """
-    removed = []
+    removed: list[str] = []
     try:
         names = [n for n in os.listdir(tmp) if n.startswith(FOLDER_PREFIX)]
     except OSError:
         return removed
+    own_namespace = _owner().split(" ", 2)[2]
     for name in names:
         path = os.path.join(tmp, name)
         try:
@@ -131,7 +132,7 @@ def remove_stale_folders(tmp: str) -> list[str]:
                 pid, started, namespace = fh.read().split(" ", 2)
         except (OSError, ValueError):
             continue  # not a pool's folder, or one being made right now
-        if namespace.strip() == _owner().split(" ", 2)[2] and _start_time(int(pid)) != started:
+        if namespace.strip() == own_namespace and _start_time(int(pid)) != started:
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
     return removed
