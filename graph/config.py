@@ -6,6 +6,8 @@ import os
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
+from kernel_medic.tools.repair.fill_in import FILL_IN_CHOICES
+
 Strategy = Literal["offline", "llm", "hybrid"]
 STRATEGIES: tuple[Strategy, ...] = ("offline", "llm", "hybrid")
 
@@ -72,6 +74,9 @@ class RepairConfig:
     one, and the round ends when an answer repeats an earlier one (a hotter sample rarely says more)."""
     llm_regions: int = 6
     """Suspect statements the region questions go through (most suspect first) before one is asked again."""
+    llm_fill_in: str = "auto"
+    """Also ask a region as fill-in-the-middle (completions endpoint): a template family, off, or auto
+    (by model name: Qwen2.5-Coder)."""
 
     @classmethod
     def from_env(cls, **overrides: Any) -> RepairConfig:
@@ -130,6 +135,9 @@ def _check_limits(config: RepairConfig) -> None:
         raise ValueError(f"workers must be at least 1, got {config.workers}")
     if config.llm_prompt_tokens is not None and config.llm_prompt_tokens < 256:
         raise ValueError(f"llm_prompt_tokens must be at least 256, got {config.llm_prompt_tokens}")
+    if config.llm_fill_in not in FILL_IN_CHOICES:
+        choices = ", ".join(FILL_IN_CHOICES)
+        raise ValueError(f"llm_fill_in must be one of {choices}, got {config.llm_fill_in!r}")
     if not 0.0 < config.regeneration_fraction <= 1.0:
         raise ValueError(f"regeneration_fraction must be in (0, 1], got {config.regeneration_fraction}")
 

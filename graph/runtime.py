@@ -72,6 +72,7 @@ def chat_model_for(config: RepairConfig, trace_path: str | None) -> ChatModel:
             base_url=config.base_url,
             timeout_s=config.llm_timeout_s,
             max_output_tokens=config.llm_max_output_tokens,
+            fill_in=config.llm_fill_in,
         )
     )
 

@@ -1,6 +1,7 @@
 """A scripted OpenAI-compatible chat server on 127.0.0.1 for tests: the only fake, at the network edge.
 
-Each script item is one response to ``POST /v1/chat/completions``, served in order::
+Each script item is one response to ``POST /v1/chat/completions`` or ``POST /v1/completions`` (a
+fill-in-the-middle question: the item's content is the completion's text), served in order::
 
     {"content": "...", "usage": (prompt_tokens, completion_tokens)}   a normal reply
     {"status": 500}                                                     an HTTP error with a JSON error body
@@ -80,9 +81,11 @@ class ScriptedOpenAIServer:
                 except json.JSONDecodeError as exc:
                     self._send_error(400, f"request body is not JSON: {exc}")
                     return
-                if self.path.rstrip("/") != "/v1/chat/completions":
+                route = self.path.rstrip("/")
+                if route not in ("/v1/chat/completions", "/v1/completions"):
                     self._send_error(404, f"no route POST {self.path}")
                     return
+                body["_route"] = route
                 item = server._next(body)
                 if item is None:
                     self._send_error(500, f"scripted server: script exhausted after {len(server._script)} "
@@ -93,6 +96,11 @@ class ScriptedOpenAIServer:
                     if "status" in item:
                         status = int(item["status"])
                         self._send_error(status, item.get("message", f"scripted HTTP {status}"))
+                    elif route == "/v1/completions":
+                        if body.get("stream"):
+                            self._send_error(400, "scripted server: streamed text completions not scripted")
+                        else:
+                            self._send_json(200, _text_completion(body, item))
                     elif body.get("stream"):
                         self._send_stream(body, item)
                     else:
@@ -143,6 +151,17 @@ def _completion(body: dict, item: dict) -> dict:
             "finish_reason": "stop",
             "logprobs": None,
         }],
+        "usage": _usage(item),
+    }
+
+
+def _text_completion(body: dict, item: dict) -> dict:
+    return {
+        "id": "cmpl-scripted",
+        "object": "text_completion",
+        "created": int(time.time()),
+        "model": body.get("model", "scripted-model"),
+        "choices": [{"index": 0, "text": item.get("content", ""), "finish_reason": "stop", "logprobs": None}],
         "usage": _usage(item),
     }
 

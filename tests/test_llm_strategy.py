@@ -9,9 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from kernel_medic.graph.api import repair
 from kernel_medic.graph.config import RepairConfig
 from kernel_medic.tools.diagnosis.localise import rank_statements
+from kernel_medic.tools.repair.fill_in import fill_in_family
 from kernel_medic.tools.repair.llm import LLMClient, LLMSettings
 from kernel_medic.tools.repair.llm_patch import LLMBudget, LLMOptions, LLMPatcher
 from kernel_medic.tools.repair.patchers import PatchRequest
@@ -506,3 +508,82 @@ def test_every_second_region_answer_is_asked_with_the_mistake_named_first() -> N
     assert "one short sentence naming the mistake" in reasoned[0]["content"]
     # A question about one line gets a reply cap to match (the model went on for paragraphs).
     assert all(isinstance(cap, int) and 200 < cap < 400 for cap in caps), caps
+
+
+def test_a_code_model_is_asked_to_fill_in_the_suspect_lines_without_seeing_them() -> None:
+    # Asked in chat about the true bug lines, a real 1.5B code model gave 47 of 63 answers back unchanged;
+    # asked to fill them in unseen (the reference as another file of the repository), 7 of 63, and it wrote
+    # a passing line on cases the chat question never fixed. It does not stop where the hole ends: only the
+    # region's own number of lines is read.
+    report = {"verdict": "mismatch", "cases": [{"name": "seed0", "verdict": "mismatch"}]}
+    script = [
+        {"content": NEW + "\n\n\n@triton.jit\ndef other_kernel(x_ptr):\n", "usage": (700, 30)},
+        {"content": f"```python\n{OLD.strip()}\n```", "usage": (80, 9)},  # the chat question, unchanged
+    ]
+    with ScriptedOpenAIServer(script) as server:
+        client = LLMClient(
+            LLMSettings(model="Qwen2.5-Coder-1.5B-Instruct", base_url=server.base_url, backoff_s=0.0)
+        )
+        assert client.fill_in_family() == "qwen-coder"
+        budget = LLMBudget(20, 3, 600.0)
+        options = LLMOptions(region_first=True, samples=2)
+        ask = LLMPatcher(client, options, budget, localise=lambda source, rep: [13])
+        outcome = ask.propose(request(report=report))
+        fill, chat = server.requests
+    assert outcome.proposal is not None and outcome.proposal.source == FIXED
+    assert (outcome.llm_calls, outcome.input_tokens, outcome.output_tokens) == (2, 780, 39)
+    assert fill["_route"] == "/v1/completions" and chat["_route"] == "/v1/chat/completions"
+    [prompt] = fill["prompt"]  # langchain sends a list of one
+    lines = BROKEN.splitlines(keepends=True)
+    before, after = "".join(lines[:12]), "".join(lines[13:])
+    assert prompt.endswith(f"<|fim_prefix|>{before}<|fim_suffix|>{after}<|fim_middle|>")
+    assert OLD not in prompt and "x * 2.0" in prompt  # the lines are hidden; the reference is shown
+    assert "<|endoftext|>" in fill["stop"] and 0 < fill["max_tokens"] < 100
+    assert fill["temperature"] == chat["temperature"] == 0.0  # each form's first asking is at the base
+    first = outcome.answers[0]
+    assert first["applied"] and first["chosen"] and first["region"] == [13, 13]
+
+
+def test_fill_in_is_asked_only_of_models_whose_template_is_known() -> None:
+    assert fill_in_family("auto", "Qwen/Qwen2.5-Coder-7B-Instruct") == "qwen-coder"
+    assert fill_in_family("auto", "qwen2.5-coder-1.5b-instruct-q4_k_m") == "qwen-coder"
+    assert fill_in_family("auto", "gpt-4o-mini") is None
+    assert fill_in_family("auto", "Qwen2.5-7B-Instruct") is None  # not a code model: no FIM training
+    assert fill_in_family("off", "Qwen2.5-Coder-7B") is None
+    assert fill_in_family("qwen-coder", "my-finetune") == "qwen-coder"
+    with pytest.raises(ValueError, match="unknown fill-in family"):
+        fill_in_family("starcoder", "x")
+    with pytest.raises(ValueError, match="llm_fill_in must be one of auto, off, qwen-coder"):
+        RepairConfig.from_dict({"llm_fill_in": "yes"})
+    # With it off, a code model is asked in chat only.
+    with ScriptedOpenAIServer([{"content": f"```python\n{NEW.strip()}\n```", "usage": (5, 5)}]) as server:
+        settings = LLMSettings(model="qwen2.5-coder", base_url=server.base_url, backoff_s=0.0, fill_in="off")
+        ask = LLMPatcher(
+            LLMClient(settings), LLMOptions(region_first=True), LLMBudget(20, 3, 600.0),
+            localise=lambda source, rep: [13],
+        )
+        outcome = ask.propose(request(report={"verdict": "mismatch", "cases": [{"verdict": "mismatch"}]}))
+    assert outcome.proposal is not None and [r["_route"] for r in server.requests] == ["/v1/chat/completions"]
+
+
+def test_a_run_with_fill_in_answers_replays_offline(tmp_path: Path) -> None:
+    folder = write_problem(tmp_path / "p", BROKEN, OPAQUE_SCALE_REFERENCE, LIGHT_TOML)
+    script = [
+        {"content": OLD + "\n", "usage": (600, 20)},  # filled in as it was
+        {"content": "Looks right to me.", "usage": (90, 5)},  # the lines asked about in chat
+        {"content": f"The factor is wrong: `{NEW.strip()}`", "usage": (95, 12)},  # the mistake named first
+    ]
+    with ScriptedOpenAIServer(script) as server:
+        config = RepairConfig(
+            strategy="llm", base_url=server.base_url, model="qwen2.5-coder-1.5b", workers=1,
+            llm_region_first=True, llm_samples=3,
+        )
+        result = repair(folder, None, config, trace=tmp_path / "t.jsonl", checkpoint_db=tmp_path / "c")
+    routes = [r["_route"] for r in server.requests]
+    # One answer per round: the region's question forms take turns.
+    assert routes == ["/v1/completions"] + ["/v1/chat/completions"] * 2, routes
+    assert result.status == "repaired" and result.llm_calls == 3
+    assert result.tokens["input"] == sum(r["usage"][0] for r in script[: len(routes)])
+    proc = cli("replay", result.trace_path, "--json", env={"HOME": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert json.loads(proc.stdout)["same"]

@@ -13,11 +13,13 @@ import importlib.resources
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import openai
+from kernel_medic.tools.repair.fill_in import FILL_IN_STOPS, fill_in_family
 from kernel_medic.tools.trace import Recording, read_trace
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -44,6 +46,8 @@ class LLMSettings:
     """Delay before the first retry; doubles each time."""
     max_output_tokens: int | None = None
     """Cap on a reply's tokens (the request's max_tokens); None leaves it to the server."""
+    fill_in: str = "auto"
+    """Fill-in-the-middle questions (completions endpoint): a template family, "off", or "auto" (by name)."""
 
     @classmethod
     def from_env(cls, **overrides: Any) -> LLMSettings:
@@ -123,6 +127,11 @@ class LLMClient:
         # OpenAI-compatible servers) ignore: a server not OpenAI's own gets `max_tokens` as well.
         self._legacy_cap = (settings.base_url or DEFAULT_BASE_URL).rstrip("/") != DEFAULT_BASE_URL.rstrip("/")
         self._context: int | None | bool = False  # False: not asked yet
+        try:
+            self._family = fill_in_family(settings.fill_in, settings.model)
+        except ValueError as exc:
+            raise LLMError(str(exc)) from None
+        self._fill: Any = None  # the completions client, made on first use
 
     def context_window(self) -> int | None:
         """The model's context length when the server reports it (vLLM, SGLang, llama.cpp); else None."""
@@ -151,6 +160,46 @@ class LLMClient:
                     return value
         return None
 
+    def fill_in_family(self) -> str | None:
+        """The fill-in-the-middle template family this model takes (None: chat questions only)."""
+        return self._family
+
+    def fill_in(
+        self, prompt: str, temperature: float | None = None, max_tokens: int | None = None
+    ) -> LLMReply:
+        """One completion of a fill-in-the-middle `prompt` (made from FILL_IN_TEMPLATES[fill_in_family()])
+        over the completions endpoint, retried and counted like a chat completion; the text is the middle."""
+        if self._family is None:
+            model, setting = self.settings.model, self.settings.fill_in
+            raise LLMError(f"model {model!r} has no fill-in template (setting {setting!r})")
+        if self._fill is None:
+            from langchain_openai import OpenAI
+
+            self._fill = OpenAI(
+                model=self.settings.model,
+                base_url=self.settings.base_url or DEFAULT_BASE_URL,
+                api_key=self.settings.api_key or PLACEHOLDER_API_KEY,
+                temperature=self.settings.temperature,
+                timeout=self.settings.timeout_s,
+                max_retries=0,
+            )
+        extra: dict[str, Any] = {"stop": FILL_IN_STOPS[self._family]}
+        if temperature is not None:
+            extra["temperature"] = temperature
+        cap = max_tokens if max_tokens is not None else self.settings.max_output_tokens
+        if self.settings.max_output_tokens is not None and cap is not None:
+            cap = min(cap, self.settings.max_output_tokens)
+        extra["max_tokens"] = cap if cap is not None else 256
+
+        def call() -> tuple[str, int, int, str]:
+            result = self._fill.generate([prompt], **extra)
+            usage = (result.llm_output or {}).get("token_usage") or {}
+            model = (result.llm_output or {}).get("model_name") or self.settings.model
+            text = result.generations[0][0].text if result.generations and result.generations[0] else ""
+            return text, int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)), model
+
+        return self._with_retries(call, estimate_prompt_tokens([{"content": prompt}]))
+
     def complete(
         self,
         messages: list[dict[str, str]],
@@ -165,9 +214,6 @@ class LLMClient:
             if message.get("role") not in ("system", "user", "assistant") or "content" not in message:
                 shown = repr(message)[:120]
                 raise LLMError(f"bad chat message (need role system|user|assistant and content): {shown}")
-        attempts_allowed = self.settings.max_retries + 1
-        start = time.monotonic()
-        delay = self.settings.backoff_s
         extra: dict[str, Any] = {} if temperature is None else {"temperature": temperature}
         cap = self.settings.max_output_tokens
         if max_tokens is not None:
@@ -175,16 +221,35 @@ class LLMClient:
             extra["max_tokens"] = cap
         if cap is not None and self._legacy_cap:
             extra["extra_body"] = {"max_tokens": cap}
+
+        def call() -> tuple[str, int, int, str]:
+            result = self._chat.invoke(messages, **extra)
+            usage = result.usage_metadata or {}
+            model = result.response_metadata.get("model_name") or self.settings.model
+            return (
+                _text(result.content),
+                int(usage.get("input_tokens", 0)),
+                int(usage.get("output_tokens", 0)),
+                str(model),
+            )
+
+        return self._with_retries(call, estimate_prompt_tokens(messages))
+
+    def _with_retries(self, call: Callable[[], tuple[str, int, int, str]], prompt_tokens: int) -> LLMReply:
+        """`call` (text, input tokens, output tokens, model) retried on transient failures with backoff."""
+        attempts_allowed = self.settings.max_retries + 1
+        start = time.monotonic()
+        delay = self.settings.backoff_s
         lost = 0
         for attempt in range(1, attempts_allowed + 1):
             try:
-                result = self._chat.invoke(messages, **extra)
+                text, tokens_in, tokens_out, model = call()
             except Exception as exc:  # classified below; anything else is re-raised
                 retryable, reason = _classify(exc)
                 if reason is None:
                     raise
                 if reason == "timed out":
-                    lost += estimate_prompt_tokens(messages)
+                    lost += prompt_tokens
                 if not retryable or attempt == attempts_allowed:
                     plural = "attempt" if attempt == 1 else "attempts"
                     error = LLMError(f"LLM request failed after {attempt} {plural}: {reason}")
@@ -194,15 +259,13 @@ class LLMClient:
                 time.sleep(delay)
                 delay *= 2
                 continue
-            usage = result.usage_metadata or {}
-            model = result.response_metadata.get("model_name") or self.settings.model
             return LLMReply(
-                text=_text(result.content),
-                input_tokens=int(usage.get("input_tokens", 0)),
-                output_tokens=int(usage.get("output_tokens", 0)),
+                text=text,
+                input_tokens=tokens_in,
+                output_tokens=tokens_out,
                 attempts=attempt,
                 wall_s=time.monotonic() - start,
-                model=str(model),
+                model=model,
                 lost_input_tokens=lost,
             )
         raise AssertionError("unreachable: the loop returns or raises")
@@ -256,7 +319,10 @@ class RecordedChatModel(Recording):
 
     def __init__(self, trace_path: str) -> None:
         super().__init__(trace_path)
-        self.responses = [e for e in read_trace(trace_path) if e["event"] == "llm_response"]
+        events = read_trace(trace_path)
+        self.responses = [e for e in events if e["event"] == "llm_response"]
+        asked = [e for e in events if e["event"] == "llm_request" and e.get("fill_in")]
+        self.family: str | None = asked[0]["fill_in"] if asked else None
 
     def complete(
         self,
@@ -278,6 +344,15 @@ class RecordedChatModel(Recording):
             model=str(event.get("model", "recorded")),
             lost_input_tokens=int(event.get("lost_input_tokens", 0)),
         )
+
+    def fill_in(
+        self, prompt: str, temperature: float | None = None, max_tokens: int | None = None
+    ) -> LLMReply:
+        return self.complete([], temperature, max_tokens)  # the recorded middle, in its turn
+
+    def fill_in_family(self) -> str | None:
+        """The family the original run filled in with: its questions are asked again in the same order."""
+        return self.family
 
     def context_window(self) -> int | None:
         return None  # a replay never asks the server; the recorded prompts were sized by the original run

@@ -15,12 +15,13 @@ and its wall time are recorded for the run's result.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from kernel_medic.tools.repair.answer_completion import parallel_edit, resolve_names
 from kernel_medic.tools.repair.answers import Answer, describe_edit, read_answer, read_region
@@ -30,6 +31,8 @@ from kernel_medic.tools.repair.llm_prompt import (
     anchors,
     estimate_tokens,
     evidence_anchors,
+    fill_in_prompt,
+    fill_in_reply,
     patch_messages,
     pattern_fixes,
     region_messages,
@@ -58,6 +61,15 @@ class LLMOptions:
     region_first: bool = False  # the first question is about the most suspect lines, not the whole file
     parallel_samples: bool = False  # else one by one, the round ending when an answer repeats an earlier one
     regions: int = 6  # suspect statements the region questions go through before one is asked again
+
+
+class FillIn(NamedTuple):
+    """A fill-in-the-middle question about one region."""
+
+    family: str  # the template family (llm.FILL_IN_TEMPLATES)
+    prompt: str
+    anchor: Anchor
+    cap: int  # reply tokens
 
 
 @dataclass(frozen=True)
@@ -153,10 +165,19 @@ class LLMPatcher:
             first_ask = focus is not None and (focus.first, focus.last) not in asked_regions
             if focus is not None:
                 asked_regions.add((focus.first, focus.last))
-            # A question this run already asked (in this patch step or an earlier one) is asked hotter.
+            fill_in = self._fill_in(request, focus)
+            # A question this run already asked (in this patch step or an earlier one) is asked hotter; on
+            # its first asking each form of a region question (fill-in, lines, reasoned) is asked at the
+            # base temperature once.
+            forms = (fill_in is not None) + 1 + (reasoned is not None)
             asked = round_no + self.budget.no_edit_used
-            temps = [self._temperature(0 if first_ask else asked, i) for i in range(k)]
-            replies, round_wall = self._ask(messages, temps, reasoned, _reply_cap(request.source, focus))
+            temps = [
+                self.options.temperature if first_ask and i < forms else self._temperature(asked, i)
+                for i in range(k)
+            ]
+            turn = 0 if first_ask else asked
+            cap = _reply_cap(request.source, focus)
+            replies, round_wall = self._ask(messages, temps, reasoned, cap, fill_in, turn)
             temps = temps[: len(replies)]
             # Parallel samples overlap: the round costs its elapsed time, not the sum of the answers' times.
             outcome.llm_wall_s += round_wall
@@ -320,6 +341,16 @@ class LLMPatcher:
         # Hotter with each retry and each extra sample, so answers differ; capped where code stays coherent.
         return round(min(1.0, self.options.retry_temperature + 0.1 * (round_no + sample - 1)), 2)
 
+    def _fill_in(self, request: PatchRequest, focus: Anchor | None) -> FillIn | None:
+        """The fill-in question about `focus`, when the model takes one."""
+        family = getattr(self.model, "fill_in_family", lambda: None)()
+        if focus is None or family is None:
+            return None
+        region = "\n".join(request.source.splitlines()[focus.first - 1 : focus.last])
+        prompt = fill_in_prompt(family, request.source, focus, request.reference_source)
+        # Only the region's own number of lines is kept: twice its tokens leaves room for a longer line.
+        return FillIn(family, prompt, focus, 2 * estimate_tokens(region) + FILL_IN_SLACK_TOKENS)
+
     @staticmethod
     def _region_questions(
         request: PatchRequest, focus: Anchor
@@ -334,6 +365,8 @@ class LLMPatcher:
         temps: list[float],
         reasoned: list[dict[str, str]] | None = None,
         max_tokens: int | None = None,
+        fill_in: FillIn | None = None,
+        turn: int = 0,
     ) -> tuple[list[LLMReply | LLMError], float]:
         """The answers, and the round's LLM wall: the requests' summed times one after the other, the
         longest when they run in parallel (its time includes the others' queueing at a one-slot server).
@@ -341,12 +374,23 @@ class LLMPatcher:
         small model that says the same thing at two temperatures says it at a third (a real 1.5B model's
         third sample held no fix in any of 46 such rounds), and the calls left ask other questions. Every
         second answer to a region question is asked for with the mistake named first (`reasoned`): a
-        different question draws a different answer where a hotter one gives the same back."""
+        different question draws a different answer where a hotter one gives the same back. With `fill_in`
+        (a model that fills in the middle), the first, fourth, ... answers are the region's lines written by
+        the model without seeing them, read as a region answer. A region asked again starts `turn` forms
+        further on, so one sample per round still goes through every form."""
+        forms = (["fill_in"] if fill_in else []) + ["lines"] + (["reasoned"] if reasoned is not None else [])
+
         def one(temp: float, i: int) -> LLMReply | LLMError:
-            asked = reasoned if reasoned is not None and i % 2 == 1 else messages
-            self.on_event("llm_request", {"messages": asked, "temperature": temp})
+            form = forms[(turn + i) % len(forms)]
             try:
-                reply = self.model.complete(asked, temperature=temp, max_tokens=max_tokens)
+                if form == "fill_in" and fill_in is not None:
+                    event = {"prompt": fill_in.prompt, "fill_in": fill_in.family, "temperature": temp}
+                    self.on_event("llm_request", event)
+                    reply = self.model.fill_in(fill_in.prompt, temperature=temp, max_tokens=fill_in.cap)
+                else:
+                    asked = reasoned if form == "reasoned" and reasoned is not None else messages
+                    self.on_event("llm_request", {"messages": asked, "temperature": temp})
+                    reply = self.model.complete(asked, temperature=temp, max_tokens=max_tokens)
             except LLMError as exc:
                 self.on_event("llm_failure", {"error": str(exc), "lost_input_tokens": exc.lost_input_tokens})
                 return exc
@@ -362,6 +406,8 @@ class LLMPatcher:
                     "model": reply.model,
                 },
             )
+            if form == "fill_in" and fill_in is not None:
+                return dataclasses.replace(reply, text=fill_in_reply(reply.text, fill_in.anchor))
             return reply
 
         sequential = not self.options.parallel_samples or hasattr(self.model, "responses")  # a replay
@@ -454,6 +500,9 @@ def _reply_cap(source: str, focus: Anchor | None) -> int | None:
     region = "\n".join(source.splitlines()[focus.first - 1 : focus.last])
     return 2 * estimate_tokens(region) + REGION_REPLY_TOKENS
 
+
+FILL_IN_SLACK_TOKENS = 40
+"""Reply tokens a fill-in answer gets beyond twice its region's: a line written longer than it was."""
 
 REGION_REPLY_TOKENS = 200
 """Tokens a region answer gets beyond twice its lines: one sentence naming the mistake and the fences."""

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernel_medic.tools.repair.edit_space import statement_spans
+from kernel_medic.tools.repair.fill_in import FILL_IN_TEMPLATES
 from kernel_medic.tools.repair.llm import render_prompt
 from kernel_medic.tools.repair.torch_semantics import reference_semantics
 from kernel_medic.tools.trace import source_hash
@@ -396,6 +397,27 @@ def reference_model(source: str, max_lines: int = 40) -> str:
     text = ast.get_source_segment(source, node) if node is not None else None
     lines = (text or trim_reference(source)).splitlines()
     return "\n".join(lines[:max_lines] + (["    ..."] if len(lines) > max_lines else []))
+
+
+def fill_in_prompt(family: str, source: str, anchor: Anchor, reference_source: str = "") -> str:
+    """A fill-in-the-middle question about `anchor`'s lines: the reference as another file of the repository,
+    then the kernel file with those lines left out for the model to write. A small code model asked in chat
+    about lines it can see mostly gives them back unchanged (a real 1.5B model: 47 of 63 answers on the
+    true bug lines); not shown the lines, it writes what the code around them and the reference call for
+    (7 of 63 unchanged; RESULTS round 41)."""
+    lines = source.splitlines(keepends=True)
+    return FILL_IN_TEMPLATES[family].format(
+        reference=trim_reference(reference_source).rstrip(),
+        prefix="".join(lines[: anchor.first - 1]),
+        suffix="".join(lines[anchor.last :]),
+    )
+
+
+def fill_in_reply(text: str, anchor: Anchor) -> str:
+    """A fill-in completion as a region answer: its first lines, as many as the region has, in a fence. An
+    instruct model does not end the middle where the hole ends; it goes on into code of its own."""
+    kept = text.split("\n")[: anchor.last - anchor.first + 1]
+    return "```python\n" + "\n".join(kept) + "\n```" if any(x.strip() for x in kept) else ""
 
 
 def _with_fix(lines: list[str], i: int, buggy: str, fixed: str, missing: str) -> str:
