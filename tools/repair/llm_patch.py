@@ -166,15 +166,9 @@ class LLMPatcher:
             if focus is not None:
                 asked_regions.add((focus.first, focus.last))
             fill_in = self._fill_in(request, focus)
-            # A question this run already asked (in this patch step or an earlier one) is asked hotter; on
-            # its first asking each form of a region question (fill-in, lines, reasoned) is asked at the
-            # base temperature once.
-            forms = (fill_in is not None) + 1 + (reasoned is not None)
+            # A question this run already asked (in this patch step or an earlier one) is asked hotter.
             asked = round_no + self.budget.no_edit_used
-            temps = [
-                self.options.temperature if first_ask and i < forms else self._temperature(asked, i)
-                for i in range(k)
-            ]
+            temps = [self._temperature(0 if first_ask else asked, i) for i in range(k)]
             turn = 0 if first_ask else asked
             cap = _reply_cap(request.source, focus)
             replies, round_wall = self._ask(messages, temps, reasoned, cap, fill_in, turn)
