@@ -16,6 +16,7 @@ from kernel_medic.tools.diagnosis.localise import rank_statements
 from kernel_medic.tools.repair.fill_in import fill_in_family
 from kernel_medic.tools.repair.llm import LLMClient, LLMSettings
 from kernel_medic.tools.repair.llm_patch import LLMBudget, LLMOptions, LLMPatcher
+from kernel_medic.tools.repair.llm_prompt import Anchor, fill_in_reply
 from kernel_medic.tools.repair.patchers import PatchRequest
 from kernel_medic.tools.trace import source_hash
 from openai_server import ScriptedOpenAIServer
@@ -587,3 +588,10 @@ def test_a_run_with_fill_in_answers_replays_offline(tmp_path: Path) -> None:
     proc = cli("replay", result.trace_path, "--json", env={"HOME": str(tmp_path)})
     assert proc.returncode == 0, proc.stderr + proc.stdout
     assert json.loads(proc.stdout)["same"]
+
+
+def test_a_fill_in_reply_is_read_as_the_region_s_own_number_of_code_lines() -> None:
+    code = "    y = x * 2.0\n    tl.store(out_ptr + offs, y, mask=mask)"
+    text = f"    # scale by two\n\n{code}\n\n@triton.jit\n"  # a preamble, the lines, then code of its own
+    assert fill_in_reply(text, Anchor(12, 13, "")) == f"```python\n{code}\n```"
+    assert fill_in_reply("\n# nothing\n", Anchor(3, 3, "")) == ""  # no code: no answer

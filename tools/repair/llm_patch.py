@@ -8,8 +8,9 @@ screened on the light tier when there are several and the most promising is prop
 it on the full tier). A round in which no answer yields an applicable edit is a no-progress step: its reasons
 are fed back in words the model can act on (or, where candidate lines look like a retrieved pattern's bug or
 the evidence points at them, the next round asks about those few lines alone and reads the reply as their
-rewrite; with `region_first` the first round already does), and after `no_edit_left` such rounds the patcher
-stops. Calls never exceed `calls_left`; each answer, its tokens (an estimate for timed-out requests, flagged)
+rewrite; with `region_first` the first round already does; a model trained to fill in the middle is first
+asked to write those lines without being shown them), and after `no_edit_left` such rounds the patcher stops.
+Calls never exceed `calls_left`; each answer, its tokens (an estimate for timed-out requests, flagged)
 and its wall time are recorded for the run's result.
 """
 
@@ -66,7 +67,7 @@ class LLMOptions:
 class FillIn(NamedTuple):
     """A fill-in-the-middle question about one region."""
 
-    family: str  # the template family (llm.FILL_IN_TEMPLATES)
+    family: str  # the template family (fill_in.FILL_IN_TEMPLATES)
     prompt: str
     anchor: Anchor
     cap: int  # reply tokens

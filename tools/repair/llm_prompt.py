@@ -416,7 +416,10 @@ def fill_in_prompt(family: str, source: str, anchor: Anchor, reference_source: s
 def fill_in_reply(text: str, anchor: Anchor) -> str:
     """A fill-in completion as a region answer: its first lines, as many as the region has, in a fence. An
     instruct model does not end the middle where the hole ends; it goes on into code of its own."""
-    kept = text.split("\n")[: anchor.last - anchor.first + 1]
+    lines = text.split("\n")
+    # A comment or blank line before the code is the model's preamble, not one of the region's lines.
+    start = next((i for i, line in enumerate(lines) if line.strip() and not line.strip().startswith("#")), 0)
+    kept = lines[start : start + anchor.last - anchor.first + 1]
     return "```python\n" + "\n".join(kept) + "\n```" if any(x.strip() for x in kept) else ""
 
 
