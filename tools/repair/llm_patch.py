@@ -167,9 +167,16 @@ class LLMPatcher:
             if focus is not None:
                 asked_regions.add((focus.first, focus.last))
             fill_in = self._fill_in(request, focus)
-            # A question this run already asked (in this patch step or an earlier one) is asked hotter.
+            # A question this run already asked (in this patch step or an earlier one) is asked hotter. On a
+            # region's first asking each of its forms (filled in, its lines, the mistake named first) is asked
+            # at the base temperature once: a different question draws a different answer where a hotter
+            # one gives the same back (round 28), and each form's likeliest answer is its best.
+            forms = (fill_in is not None) + 1 + (reasoned is not None)
             asked = round_no + self.budget.no_edit_used
-            temps = [self._temperature(0 if first_ask else asked, i) for i in range(k)]
+            temps = [
+                self.options.temperature if first_ask and i < forms else self._temperature(asked, i)
+                for i in range(k)
+            ]
             turn = 0 if first_ask else asked
             cap = _reply_cap(request.source, focus)
             replies, round_wall = self._ask(messages, temps, reasoned, cap, fill_in, turn)
