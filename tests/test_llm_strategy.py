@@ -16,7 +16,7 @@ from kernel_medic.tools.diagnosis.localise import rank_statements
 from kernel_medic.tools.repair.fill_in import fill_in_family
 from kernel_medic.tools.repair.llm import LLMClient, LLMSettings
 from kernel_medic.tools.repair.llm_patch import LLMBudget, LLMOptions, LLMPatcher
-from kernel_medic.tools.repair.llm_prompt import Anchor, fill_in_reply
+from kernel_medic.tools.repair.llm_prompt import Anchor, fill_in_reply, with_twins
 from kernel_medic.tools.repair.patchers import PatchRequest
 from kernel_medic.tools.trace import source_hash
 from openai_server import ScriptedOpenAIServer
@@ -595,3 +595,32 @@ def test_a_fill_in_reply_is_read_as_the_region_s_own_number_of_code_lines() -> N
     text = f"    # scale by two\n\n{code}\n\n@triton.jit\n"  # a preamble, the lines, then code of its own
     assert fill_in_reply(text, Anchor(12, 13, "")) == f"```python\n{code}\n```"
     assert fill_in_reply("\n# nothing\n", Anchor(3, 3, "")) == ""  # no code: no answer
+
+
+TWINS = """\
+def sizes(H, W, KS, stride, pad):
+    H_out = (H - KS) // stride + 1
+    W_out = (W - KS) // stride + 1
+    n = H_out * W_out
+    return n
+"""
+
+
+def test_parallel_lines_are_asked_about_together() -> None:
+    # Asked to fill in `H_out` with the same bug in `W_out` right below, a real 1.5B model wrote the bug back.
+    assert with_twins(TWINS, Anchor(2, 2, "")) == Anchor(2, 3, "")
+    assert with_twins(TWINS, Anchor(3, 3, "why")) == Anchor(2, 3, "why")
+    assert with_twins(TWINS, Anchor(4, 4, "")) == Anchor(4, 4, "")  # `n = H_out * W_out` has no twin
+    report = {"verdict": "mismatch", "cases": [{"name": "seed0", "verdict": "mismatch"}]}
+    fixed = "    H_out = (H + 2 * pad - KS) // stride + 1\n    W_out = (W + 2 * pad - KS) // stride + 1\n"
+    with ScriptedOpenAIServer([{"content": fixed, "usage": (50, 30)}]) as server:
+        settings = LLMSettings(model="qwen2.5-coder", base_url=server.base_url, backoff_s=0.0)
+        ask = LLMPatcher(
+            LLMClient(settings), LLMOptions(region_first=True), LLMBudget(20, 3, 600.0),
+            localise=lambda source, rep: [3, 2],  # the two lines ranked apart: one region
+        )
+        outcome = ask.propose(request(source=TWINS, report=report))
+        [prompt] = server.requests[0]["prompt"]
+    assert "H_out = (H" not in prompt and "W_out = (W" not in prompt
+    assert outcome.proposal is not None and fixed in outcome.proposal.source
+    assert outcome.answers[0]["region"] == [2, 3]

@@ -164,6 +164,12 @@ def parallel_edit(base: str, new: str) -> tuple[str, int] | None:
     return "".join(out), len(twins)
 
 
+def twins(a: str, b: str) -> bool:
+    """Whether two lines are parallel: the same statement up to a one-to-one renaming of names (`H_out = (H
+    - KS) // stride + 1` and `W_out = (W - KS) // stride + 1`), and not the same line."""
+    return bool(_renaming(_tokens(a), _tokens(b)))
+
+
 def _function_spans(source: str) -> list[tuple[int, int]]:
     """0-based [start, end) line spans of the innermost-first functions (a twin lives in the same one)."""
     try:

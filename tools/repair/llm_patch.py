@@ -37,6 +37,7 @@ from kernel_medic.tools.repair.llm_prompt import (
     patch_messages,
     pattern_fixes,
     region_messages,
+    with_twins,
 )
 from kernel_medic.tools.repair.patchers import ChatModel, PatchOutcome, PatchRequest, Proposal
 from kernel_medic.tools.repair.rules.base import Rewrite
@@ -302,6 +303,12 @@ class LLMPatcher:
             )
                 if (a.first, a.last) not in spans
             ]
+        # Parallel lines are asked about together (each statement's twins next to it join its region).
+        widened: dict[tuple[int, int], Anchor] = {}
+        for a in found:
+            a = with_twins(request.source, a)
+            widened.setdefault((a.first, a.last), a)
+        found = list(widened.values())
         # A region an earlier LLM edit already rewrote without success goes last: asked again, the model
         # tends to repeat that edit.
         edited = {

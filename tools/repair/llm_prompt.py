@@ -19,6 +19,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kernel_medic.tools.repair.answer_completion import twins
 from kernel_medic.tools.repair.edit_space import statement_spans
 from kernel_medic.tools.repair.fill_in import FILL_IN_TEMPLATES
 from kernel_medic.tools.repair.llm import render_prompt
@@ -397,6 +398,20 @@ def reference_model(source: str, max_lines: int = 40) -> str:
     text = ast.get_source_segment(source, node) if node is not None else None
     lines = (text or trim_reference(source)).splitlines()
     return "\n".join(lines[:max_lines] + (["    ..."] if len(lines) > max_lines else []))
+
+
+def with_twins(source: str, anchor: Anchor) -> Anchor:
+    """`anchor` widened to the lines next to it that are its lines' twins (the same statement up to a
+    renaming: `H_out` and `W_out`). Shown one of two parallel lines, a small model copies the other: asked
+    to fill in `H_out` with the same bug in `W_out` right below, a real 1.5B model wrote the bug back."""
+    lines = source.splitlines()
+    region = lines[anchor.first - 1 : anchor.last]
+    first, last = anchor.first, anchor.last
+    while first > 1 and any(twins(lines[first - 2], line) for line in region):
+        first -= 1
+    while last < len(lines) and any(twins(lines[last], line) for line in region):
+        last += 1
+    return anchor if (first, last) == (anchor.first, anchor.last) else Anchor(first, last, anchor.note)
 
 
 def fill_in_prompt(family: str, source: str, anchor: Anchor, reference_source: str = "") -> str:
