@@ -543,6 +543,7 @@ def test_a_code_model_is_asked_to_fill_in_the_suspect_lines_without_seeing_them(
     assert fill["temperature"] == chat["temperature"] == 0.0  # each form's first asking is at the base
     first = outcome.answers[0]
     assert first["applied"] and first["chosen"] and first["region"] == [13, 13]
+    assert [a["question"] for a in outcome.answers] == ["fill_in", "lines"]  # the output says which form
 
 
 def test_fill_in_is_asked_only_of_models_whose_template_is_known() -> None:

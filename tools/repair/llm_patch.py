@@ -172,15 +172,17 @@ class LLMPatcher:
             # region's first asking each of its forms (filled in, its lines, the mistake named first) is asked
             # at the base temperature once: a different question draws a different answer where a hotter
             # one gives the same back (round 28), and each form's likeliest answer is its best.
-            forms = (fill_in is not None) + 1 + (reasoned is not None)
+            kinds = ["fill_in"] * (fill_in is not None) + ["lines"] + ["reasoned"] * (reasoned is not None)
             asked = round_no + self.budget.no_edit_used
             temps = [
-                self.options.temperature if first_ask and i < forms else self._temperature(asked, i)
+                self.options.temperature if first_ask and i < len(kinds) else self._temperature(asked, i)
                 for i in range(k)
             ]
+            # A region asked again starts further on in its forms, so one sample per round goes through all.
             turn = 0 if first_ask else asked
+            questions = [kinds[(turn + i) % len(kinds)] for i in range(k)]
             cap = _reply_cap(request.source, focus)
-            replies, round_wall = self._ask(messages, temps, reasoned, cap, fill_in, turn)
+            replies, round_wall = self._ask(messages, temps, reasoned, cap, fill_in, questions)
             temps = temps[: len(replies)]
             # Parallel samples overlap: the round costs its elapsed time, not the sum of the answers' times.
             outcome.llm_wall_s += round_wall
@@ -191,6 +193,7 @@ class LLMPatcher:
                 record: dict[str, Any] = {"round": round_no + 1, "sample": i + 1, "temperature": temp}
                 if focus is not None:
                     record.update(region=[focus.first, focus.last], of=source_hash(request.source))
+                    record["question"] = questions[i]
                 outcome.llm_calls += 1
                 if isinstance(reply, LLMError):
                     outcome.input_tokens += reply.lost_input_tokens
@@ -375,7 +378,7 @@ class LLMPatcher:
         reasoned: list[dict[str, str]] | None = None,
         max_tokens: int | None = None,
         fill_in: FillIn | None = None,
-        turn: int = 0,
+        questions: list[str] | None = None,
     ) -> tuple[list[LLMReply | LLMError], float]:
         """The answers, and the round's LLM wall: the requests' summed times one after the other, the
         longest when they run in parallel (its time includes the others' queueing at a one-slot server).
@@ -383,14 +386,15 @@ class LLMPatcher:
         small model that says the same thing at two temperatures says it at a third (a real 1.5B model's
         third sample held no fix in any of 46 such rounds), and the calls left ask other questions. Every
         second answer to a region question is asked for with the mistake named first (`reasoned`): a
-        different question draws a different answer where a hotter one gives the same back. With `fill_in`
-        (a model that fills in the middle), the first, fourth, ... answers are the region's lines written by
-        the model without seeing them, read as a region answer. A region asked again starts `turn` forms
-        further on, so one sample per round still goes through every form."""
-        forms = (["fill_in"] if fill_in else []) + ["lines"] + (["reasoned"] if reasoned is not None else [])
+        different question draws a different answer where a hotter one gives the same back. `questions`
+        says which form each answer is asked in: `lines`, `reasoned`, or `fill_in` (a model that fills in
+        the middle writes the region's lines without seeing them; read as a region answer). Without it,
+        every second answer is the reasoned one when there is one."""
+        alternate = ["lines", "reasoned"] if reasoned is not None else ["lines"]
+        forms = questions or [alternate[i % len(alternate)] for i in range(len(temps))]
 
         def one(temp: float, i: int) -> LLMReply | LLMError:
-            form = forms[(turn + i) % len(forms)]
+            form = forms[i]
             try:
                 if form == "fill_in" and fill_in is not None:
                     event = {"prompt": fill_in.prompt, "fill_in": fill_in.family, "temperature": temp}
