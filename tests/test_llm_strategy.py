@@ -512,7 +512,7 @@ def test_every_second_region_answer_is_asked_with_the_mistake_named_first() -> N
 
 
 def test_a_code_model_is_asked_to_fill_in_the_suspect_lines_without_seeing_them() -> None:
-    # Asked in chat about the true bug lines, a real 1.5B code model gave 47 of 63 answers back unchanged;
+    # Asked in chat about the true bug lines, a real 1.5B code model gave 48 of 63 answers back unchanged;
     # asked to fill them in unseen (the reference as another file of the repository), 7 of 63, and it wrote
     # a passing line on cases the chat question never fixed. It does not stop where the hole ends: only the
     # region's own number of lines is read.

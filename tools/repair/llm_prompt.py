@@ -417,7 +417,7 @@ def with_twins(source: str, anchor: Anchor) -> Anchor:
 def fill_in_prompt(family: str, source: str, anchor: Anchor, reference_source: str = "") -> str:
     """A fill-in-the-middle question about `anchor`'s lines: the reference as another file of the repository,
     then the kernel file with those lines left out for the model to write. A small code model asked in chat
-    about lines it can see mostly gives them back unchanged (a real 1.5B model: 47 of 63 answers on the
+    about lines it can see mostly gives them back unchanged (a real 1.5B model: 48 of 63 answers on the
     true bug lines); not shown the lines, it writes what the code around them and the reference call for
     (7 of 63 unchanged; RESULTS round 41)."""
     lines = source.splitlines(keepends=True)
