@@ -26,10 +26,9 @@ from pathlib import Path
 
 from kernel_medic.tools.repair.answers import read_region
 from kernel_medic.tools.repair.llm import LLMClient, LLMError, LLMSettings
-from kernel_medic.tools.repair.llm_patch import FILL_IN_SLACK_TOKENS, REGION_REPLY_TOKENS
+from kernel_medic.tools.repair.llm_patch import FILL_IN_SLACK_TOKENS, REGION_REPLY_TOKENS, reply_cap
 from kernel_medic.tools.repair.llm_prompt import (
     Anchor,
-    estimate_tokens,
     fill_in_prompt,
     fill_in_reply,
     region_messages,
@@ -57,17 +56,18 @@ def ask(
     client: LLMClient, form: str, name: str, reference: str, source: str, anchor: Anchor, temp: float
 ) -> tuple[str | None, int, int]:
     """(the source the answer proposes or None, input tokens, output tokens), under the strategy's caps."""
-    region = estimate_tokens("\n".join(source.splitlines()[anchor.first - 1 : anchor.last]))
     if form == "fill_in":
         family = client.fill_in_family()
         if family is None:
             raise SystemExit("llm_region_forms: the model has no fill-in template (see --fill-in)")
         prompt = fill_in_prompt(family, source, anchor, reference)
-        reply = client.fill_in(prompt, temperature=temp, max_tokens=2 * region + FILL_IN_SLACK_TOKENS)
+        cap = reply_cap(source, anchor, FILL_IN_SLACK_TOKENS)
+        reply = client.fill_in(prompt, temperature=temp, max_tokens=cap)
         text = fill_in_reply(reply.text, anchor)
     else:
         messages = region_messages(name, source, anchor, reference, reasoned=form == "reasoned")
-        reply = client.complete(messages, temperature=temp, max_tokens=2 * region + REGION_REPLY_TOKENS)
+        cap = reply_cap(source, anchor, REGION_REPLY_TOKENS)
+        reply = client.complete(messages, temperature=temp, max_tokens=cap)
         text = reply.text
     answer = read_region(text, source, anchor.first, anchor.last)
     return answer.source, reply.input_tokens, reply.output_tokens

@@ -3,22 +3,18 @@ cannot answer is refused before any case runs."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from benchmark_modules import load
 from kernel_medic.tools.evaluation.corpus import load_case
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _llm_local():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("llm_local", ROOT / "benchmarks" / "llm_local.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load("llm_local")
 
 
 def test_the_subset_runs_under_names_that_do_not_describe_the_bug(tmp_path: Path) -> None:

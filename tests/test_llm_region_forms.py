@@ -3,23 +3,13 @@ each answer is judged by `kmedic check` (against the scripted server: the only f
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
+from benchmark_modules import load
 from openai_server import ScriptedOpenAIServer
 from problems import LIGHT_TOML, OPAQUE_SCALE_REFERENCE, write_problem
 from test_llm_strategy import BROKEN, FIXED, NEW, OLD
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _forms():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("region_forms", ROOT / "benchmarks" / "llm_region_forms.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_each_form_is_asked_about_the_true_bug_lines_and_judged(tmp_path: Path) -> None:
@@ -33,7 +23,7 @@ def test_each_form_is_asked_about_the_true_bug_lines_and_judged(tmp_path: Path) 
     with ScriptedOpenAIServer(script) as server:
         args = ["--base-url", server.base_url, "--model", "qwen2.5-coder-1.5b", "--every", "1"]
         args += ["--corpus", str(tmp_path / "corpus"), "--temperatures", "0", "--out", str(out)]
-        code = _forms().main(args)
+        code = load("llm_region_forms").main(args)
         [fill, chat] = server.requests
     assert code == 0
     assert fill["_route"] == "/v1/completions" and OLD not in fill["prompt"][0]

@@ -181,8 +181,8 @@ class LLMPatcher:
             # A region asked again starts further on in its forms, so one sample per round goes through all.
             turn = 0 if first_ask else asked
             questions = [kinds[(turn + i) % len(kinds)] for i in range(k)]
-            cap = _reply_cap(request.source, focus)
-            replies, round_wall = self._ask(messages, temps, reasoned, cap, fill_in, questions)
+            cap = reply_cap(request.source, focus, REGION_REPLY_TOKENS)
+            replies, round_wall = self._ask(messages, temps, questions, reasoned, cap, fill_in)
             temps = temps[: len(replies)]
             # Parallel samples overlap: the round costs its elapsed time, not the sum of the answers' times.
             outcome.llm_wall_s += round_wall
@@ -358,10 +358,9 @@ class LLMPatcher:
         family = getattr(self.model, "fill_in_family", lambda: None)()
         if focus is None or family is None:
             return None
-        region = "\n".join(request.source.splitlines()[focus.first - 1 : focus.last])
         prompt = fill_in_prompt(family, request.source, focus, request.reference_source)
         # Only the region's own number of lines is kept: twice its tokens leaves room for a longer line.
-        return FillIn(family, prompt, focus, 2 * estimate_tokens(region) + FILL_IN_SLACK_TOKENS)
+        return FillIn(family, prompt, focus, reply_cap(request.source, focus, FILL_IN_SLACK_TOKENS) or 0)
 
     @staticmethod
     def _region_questions(
@@ -375,26 +374,23 @@ class LLMPatcher:
         self,
         messages: list[dict[str, str]],
         temps: list[float],
+        questions: list[str],
         reasoned: list[dict[str, str]] | None = None,
         max_tokens: int | None = None,
         fill_in: FillIn | None = None,
-        questions: list[str] | None = None,
     ) -> tuple[list[LLMReply | LLMError], float]:
         """The answers, and the round's LLM wall: the requests' summed times one after the other, the
         longest when they run in parallel (its time includes the others' queueing at a one-slot server).
         One after the other, the round ends at the first answer whose code repeats an earlier one's: a
         small model that says the same thing at two temperatures says it at a third (a real 1.5B model's
-        third sample held no fix in any of 46 such rounds), and the calls left ask other questions. Every
-        second answer to a region question is asked for with the mistake named first (`reasoned`): a
-        different question draws a different answer where a hotter one gives the same back. `questions`
-        says which form each answer is asked in: `lines`, `reasoned`, or `fill_in` (a model that fills in
-        the middle writes the region's lines without seeing them; read as a region answer). Without it,
-        every second answer is the reasoned one when there is one."""
-        alternate = ["lines", "reasoned"] if reasoned is not None else ["lines"]
-        forms = questions or [alternate[i % len(alternate)] for i in range(len(temps))]
+        third sample held no fix in any of 46 such rounds), and the calls left ask other questions.
+        `questions[i]` is the form answer i is asked in: `lines` (`messages`), `reasoned` (the mistake named
+        first: a different question draws a different answer where a hotter one gives the same back), or
+        `fill_in` (a model that fills in the middle writes the region's lines without seeing them; read as
+        a region answer)."""
 
         def one(temp: float, i: int) -> LLMReply | LLMError:
-            form = forms[i]
+            form = questions[i]
             try:
                 if form == "fill_in" and fill_in is not None:
                     event = {"prompt": fill_in.prompt, "fill_in": fill_in.family, "temperature": temp}
@@ -504,14 +500,14 @@ class LLMPatcher:
         )
 
 
-def _reply_cap(source: str, focus: Anchor | None) -> int | None:
-    """The reply cap of a region question: the lines twice over and a sentence (None: the file's cap). A
-    small model asked for a sentence first went on for paragraphs (round 28: output tokens doubled); a reply
-    cut inside its fence is still read."""
+def reply_cap(source: str, focus: Anchor | None, extra: int = 0) -> int | None:
+    """The reply cap of a question about `focus`: its lines twice over and `extra` tokens (None: the file's
+    cap). A small model asked for a sentence first went on for paragraphs (round 28: output tokens doubled);
+    a reply cut inside its fence is still read."""
     if focus is None:
         return None
     region = "\n".join(source.splitlines()[focus.first - 1 : focus.last])
-    return 2 * estimate_tokens(region) + REGION_REPLY_TOKENS
+    return 2 * estimate_tokens(region) + extra
 
 
 FILL_IN_SLACK_TOKENS = 40

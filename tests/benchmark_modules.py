@@ -1,0 +1,18 @@
+"""Benchmark scripts (benchmarks/*.py are not a package) loaded as modules for their tests."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load(name: str) -> ModuleType:
+    """benchmarks/<name>.py as a module."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
