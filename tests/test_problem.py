@@ -121,6 +121,20 @@ def test_problem_toml_beside_candidate_is_used_in_two_path_form(tmp_path: Path) 
     assert load_problem(tmp_path / "ref" / "reference.py", tmp_path / "cand" / "c.py").config.seeds == (9,)
 
 
+def test_problem_toml_beside_reference_judges_a_candidate_written_elsewhere(tmp_path: Path) -> None:
+    # A candidate in a scratch folder is still a candidate of the problem: its promises (here strided inputs
+    # required) hold, or a benchmark writing answers to a temporary folder judges them more softly.
+    (tmp_path / "ref").mkdir()
+    (tmp_path / "ref" / "reference.py").write_text(REFERENCE)
+    (tmp_path / "ref" / "problem.toml").write_text('noncontiguous = "require"\nseeds = [4]\n')
+    (tmp_path / "scratch").mkdir()
+    (tmp_path / "scratch" / "c.py").write_text(CANDIDATE)
+    config = load_problem(tmp_path / "ref" / "reference.py", tmp_path / "scratch" / "c.py").config
+    assert config.noncontiguous == "require" and config.seeds == (4,)
+    (tmp_path / "scratch" / "problem.toml").write_text("seeds = [9]\n")  # one beside the candidate wins
+    assert load_problem(tmp_path / "ref" / "reference.py", tmp_path / "scratch" / "c.py").config.seeds == (9,)
+
+
 def test_explicit_config_wins_over_problem_toml(tmp_path: Path) -> None:
     folder = write_problem(tmp_path / "p")
     (folder / "problem.toml").write_text('device = "cuda"\n')

@@ -4,7 +4,8 @@ Both source files are untrusted: they are read and parsed (``ast``) here, never 
 Running them, and reporting import-time crashes, happens in sandboxed workers.
 
 A problem is either a folder holding ``reference.py``, ``candidate.py`` and optionally ``problem.toml``,
-or two file paths (then a ``problem.toml`` beside the candidate is used if present). Every key of
+or two file paths (then a ``problem.toml`` beside the candidate is used if present, else one beside the
+reference). Every key of
 ``problem.toml`` is optional::
 
     device = "cpu"            # "auto" | "cpu" | "cuda" | "npu"
@@ -391,8 +392,11 @@ def _problem_paths(reference: Path, candidate: Path | None) -> tuple[str, Path, 
             reference / CANDIDATE_FILE,
             config if config.exists() else None,
         )
-    config = candidate.parent / CONFIG_FILE
-    return candidate.stem, reference, candidate, config if config.exists() else None
+    # The problem's promises (strided inputs required, its tolerances) hold for every candidate of it: a
+    # candidate written elsewhere (a scratch file, a temporary folder) is judged by the problem.toml beside
+    # its reference when none is beside it.
+    configs = [p / CONFIG_FILE for p in (candidate.parent, reference.parent)]
+    return candidate.stem, reference, candidate, next((c for c in configs if c.exists()), None)
 
 
 def load_problem(
