@@ -487,3 +487,41 @@ def test_only_the_last_column_wrong_is_a_boundary_like_a_tail_not_a_layout() -> 
     mask_line = 10
     assert rank_statements(SHORT_NAMES, columns([99])).lines.index(mask_line) < 3
     assert rank_statements(SHORT_NAMES, columns([40, 41])).lines.index(mask_line) > 2
+
+
+HELPER_CANDIDATE = """
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _hard_sigmoid(x):
+    return tl.minimum(tl.maximum(0.2 * x + 0.5, 0.0), 1.0)
+
+
+@triton.jit
+def hardsigmoid_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    pid = tl.program_id(0)
+    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask, other=0.0)
+    tl.store(out_ptr + offsets, _hard_sigmoid(x), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = torch.empty_like(x)
+        n = x.numel()
+        hardsigmoid_kernel[(triton.cdiv(n, 1024),)](x, out, n, BLOCK_SIZE=1024)
+        return out
+"""
+
+
+def test_a_value_a_jit_helper_returns_leads_to_the_helpers_return() -> None:
+    # The store calls the helper: where its value stops agreeing, the helper's formula is next in line.
+    load, store = _line(HELPER_CANDIDATE, "x = tl.load"), _line(HELPER_CANDIDATE, "tl.store(")
+    agreement = [Agreement(load, "x", 1.0, 64), Agreement(store, "<store>", 0.8, 64)]
+    loc = rank_statements(HELPER_CANDIDATE, {}, agreement)
+    assert loc.lines[:2] == [store, _line(HELPER_CANDIDATE, "return tl.minimum")]

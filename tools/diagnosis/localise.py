@@ -228,6 +228,10 @@ def _statements(fn: ast.FunctionDef, host: bool) -> list[_Stmt]:
             writes = {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
         elif isinstance(node, ast.AugAssign | ast.AnnAssign):
             writes = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.Return) and node.value is not None and not host:
+            # A jit helper's value is what its caller reads by calling it: `tl.store(..., _act(x))` depends
+            # on the helper's return, where a wrong formula sits.
+            writes = {fn.name}
         else:
             writes = set()
         head: ast.AST = node
