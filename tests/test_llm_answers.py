@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kernel_medic.tools.repair.answer_completion import parallel_edit, resolve_names
+from kernel_medic.tools.repair.answer_parts import answer_parts
 from kernel_medic.tools.repair.answers import describe_edit, read_answer, read_region
 from kernel_medic.tools.repair.llm import render_prompt
 from kernel_medic.tools.repair.llm_prompt import (
@@ -383,3 +384,41 @@ def test_a_region_fix_anywhere_in_the_reply_is_read_as_well() -> None:
     assert answer.source == fixed and answer.alternatives == []
     # A quoted statement of another kind, or the line as it is, is no edit.
     assert read_region("It should call `print(x)` or use `y = x + 1`.", source, 2, 2).source is None
+
+
+SCAN = """\
+@triton.jit
+def scan_kernel(x_ptr, y_ptr, stride_y, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + row * stride_y + offs, mask=mask, other=0.0)
+    inclusive = tl.cumsum(x, axis=0)
+    tl.store(y_ptr + row * stride_y + offs, inclusive, mask=mask)
+"""
+
+
+def test_an_answer_s_changes_are_each_offered_alone() -> None:
+    # A real 1.5B model's fill-in: the fix (`- x`) with the offsets and the mask dropped beside it.
+    old = "    tl.store(y_ptr + row * stride_y + offs, inclusive, mask=mask)\n"
+    answer = SCAN.replace(old, "    tl.store(y_ptr + row * stride_y, inclusive - x)\n")
+    parts = dict(answer_parts(SCAN, answer))
+    fixed = SCAN.replace(old, "    tl.store(y_ptr + row * stride_y + offs, inclusive - x, mask=mask)\n")
+    assert parts[fixed] == " (part of the answer: add `- x`)"
+    assert SCAN.replace(" + offs, inclusive,", ", inclusive,") in parts  # `+ offs` dropped alone
+    assert SCAN not in parts and answer not in parts
+
+
+def test_one_change_or_a_rewrite_is_not_split() -> None:
+    one = SCAN.replace("inclusive, mask=mask)", "inclusive - x, mask=mask)")
+    assert answer_parts(SCAN, one) == []
+    body = SCAN[SCAN.index("    inclusive =") :]
+    new = "    acc = tl.zeros((BLOCK,), tl.float32) + tl.sum(x)\n    tl.store(y_ptr + offs * 2, acc - x)\n"
+    rewrite = SCAN.replace(body, new)
+    assert answer_parts(SCAN, rewrite) == []
+
+
+def test_a_part_that_is_not_python_is_not_offered() -> None:
+    # `(` added in one place and `)` in another: either alone leaves the source unparsable.
+    answer = SCAN.replace("inclusive = tl.cumsum(x, axis=0)", "inclusive = (tl.cumsum(x, axis=0) - x)")
+    assert answer_parts(SCAN, answer) == []

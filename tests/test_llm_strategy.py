@@ -440,6 +440,22 @@ def test_a_half_right_answer_is_completed_with_the_wrappers_name_and_the_twin_li
     assert result.repaired_source == fixed
 
 
+def test_the_right_change_in_an_answer_with_noise_beside_it_is_tried_alone(tmp_path: Path) -> None:
+    # As a 1.5B model answered on an exclusive scan (`inclusive - x` written, the row's offsets dropped
+    # beside it): the fix with noise. As written the answer fails; its right change alone is the repair.
+    folder = write_problem(tmp_path / "p", BROKEN, OPAQUE_SCALE_REFERENCE, LIGHT_TOML)
+    noisy = "    tl.store(out_ptr + offs // 2, x * 2.0, mask=mask)"
+    with ScriptedOpenAIServer([{"content": sr(OLD, noisy), "usage": (50, 10)}]) as server:
+        result = repair(
+            folder, None, llm_config(server), trace=tmp_path / "t.jsonl", checkpoint_db=tmp_path / "c"
+        )
+    assert result.status == "repaired" and result.llm_calls == 1, result.error
+    [record] = result.llm_answers
+    assert record["light"] < record["light_part"] == 1.0  # the answer as written vs. its right part alone
+    assert result.attempts[-1]["description"].endswith("(part of the answer: `3.0` -> `2.0`)")
+    assert result.repaired_source == FIXED
+
+
 def test_a_round_ends_when_the_model_repeats_itself_and_the_calls_left_ask_other_regions() -> None:
     # A small model that gives the same lines back at two temperatures gives them at a third: the round
     # ends there (a comment or spacing does not make an answer new), and the next region is asked.

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from kernel_medic.tools.repair.answer_completion import parallel_edit, resolve_names
+from kernel_medic.tools.repair.answer_parts import answer_parts
 from kernel_medic.tools.repair.answers import Answer, describe_edit, read_answer, read_region
 from kernel_medic.tools.repair.llm import LLMError, LLMReply
 from kernel_medic.tools.repair.llm_prompt import (
@@ -440,7 +441,8 @@ class LLMPatcher:
     def _completed(base: str, answer: Answer) -> list[tuple[str, str]]:
         """The sources an answer proposes, each with what was added to it: the answer with any misspelt
         name read as the in-scope one it stands for, then (when an edited line has unedited twins) the
-        same with the twins edited alike; then the same for each other reading of the reply."""
+        same with the twins edited alike; each part of the answer alone (answer_parts.py); then the same,
+        but for the parts, for each other reading of the reply."""
         if answer.source is None:
             return []
         versions: list[tuple[str, str]] = []
@@ -453,6 +455,8 @@ class LLMPatcher:
             if twins is not None:
                 alike = f" (and {twins[1]} parallel line{'s' if twins[1] > 1 else ''} alike)"
                 versions.append((twins[0], versions[-1][1] + alike))
+            if i == 0:
+                versions += answer_parts(base, source)
         unique: dict[str, str] = {}
         for src, why in versions:
             unique.setdefault(src, why)
@@ -469,7 +473,8 @@ class LLMPatcher:
         by_source = {src: (src, why, rec) for src, why, rec in found}
         for s in ranked:
             _, why, rec = by_source[s.rewrite.source]
-            rec["light" if not why else "light_parallel"] = round(s.light, 4)
+            key = "light" if not why else "light_part" if "part of the answer" in why else "light_parallel"
+            rec[key] = max(rec.get(key, 0.0), round(s.light, 4))
         passed = [s.rewrite for s in ranked if s.verdict == "pass"]
         if len(passed) > 1:
             # The light case cannot tell its passes apart (`H + pad` and `H + 2 * pad` size an output
