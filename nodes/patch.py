@@ -147,11 +147,24 @@ def _offline(state: RepairState, mutations: bool) -> OfflinePatcher:
     trace_path = state.get("trace_path")
     # One proposal never runs far past the run's wall budget: its full-tier checks may take as long again as
     # its screening, so the screening gets half of what is left.
-    budget_s = max(5.0, min(PROPOSAL_BUDGET_S, (config.wall_budget_s - state.get("wall_s", 0.0)) / 2))
-    deadline = time.monotonic() + 2 * budget_s
-    # Past both this proposal's deadline and the run's wall budget no screening starts: its result could
-    # only be cut short (finalists' full-tier runs went on 40 s past a spent budget).
-    spent = max(deadline, time.monotonic() + config.wall_budget_s - state.get("wall_s", 0.0))
+    created = time.monotonic()
+    run_left_s = config.wall_budget_s - state.get("wall_s", 0.0)
+    budget_s = max(5.0, min(PROPOSAL_BUDGET_S, run_left_s / 2))
+    window: list[float] = []
+
+    def screening_window() -> tuple[float, float]:
+        """(this proposal's deadline, when no screening starts any more), fixed at its first screening. An
+        LLM proposal screens its answers after the model wrote them: timed from this patcher's creation, a
+        local model's 90-s round left every answer "timed out" unscreened (round 42: 21 of 46 steps), and
+        the best of several answers was then the first."""
+        if not window:
+            now = time.monotonic()
+            left = run_left_s - (now - created)
+            deadline = now + 2 * max(5.0, min(PROPOSAL_BUDGET_S, left / 2))
+            # Past both this proposal's deadline and the run's wall budget no screening starts: its result
+            # could only be cut short (finalists' full-tier runs went on 40 s past a spent budget).
+            window.extend([deadline, max(deadline, now + left)])
+        return window[0], window[1]
 
     walls: dict[str, list[float]] = {}
 
@@ -160,6 +173,7 @@ def _offline(state: RepairState, mutations: bool) -> OfflinePatcher:
         # per element: screening it must not cost the problem's whole timeout. Once a few screenings have
         # run, one gets a few times their median; and no evaluation runs past the proposal's deadline (the
         # full tier included: a grid of n programs passes the screening case and then takes a minute).
+        deadline, spent = screening_window()
         if time.monotonic() >= spent:
             digest = source_hash(source)
             append_event(trace_path, "screen", tier=tier, verdict="timeout", digest=digest, skipped=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from kernel_medic.graph.api import repair
 from kernel_medic.graph.config import RepairConfig
+from kernel_medic.nodes import patch as patch_node
 from kernel_medic.tools.diagnosis.localise import rank_statements
 from kernel_medic.tools.repair.fill_in import fill_in_family
 from kernel_medic.tools.repair.llm import LLMClient, LLMSettings
@@ -454,6 +455,23 @@ def test_the_right_change_in_an_answer_with_noise_beside_it_is_tried_alone(tmp_p
     assert record["light"] < record["light_part"] == 1.0  # the answer as written vs. its right part alone
     assert result.attempts[-1]["description"].endswith("(part of the answer: `3.0` -> `2.0`)")
     assert result.repaired_source == FIXED
+
+
+def test_a_slow_model_s_answers_are_screened_when_they_arrive(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # A local model's round outlasted the proposal's screening window, timed from before the model was
+    # asked: every answer came back "timed out" unscreened and the first version (here the answer as
+    # written) was taken. The window opens when the answers are in.
+    monkeypatch.setattr(patch_node, "PROPOSAL_BUDGET_S", 5.0)  # the shortest window: 10 s
+    folder = write_problem(tmp_path / "p", BROKEN, OPAQUE_SCALE_REFERENCE, LIGHT_TOML)
+    noisy = "    tl.store(out_ptr + offs // 2, x * 2.0, mask=mask)"
+    script = [{"content": sr(OLD, noisy), "usage": (50, 10), "delay_s": 11.0}]
+    with ScriptedOpenAIServer(script) as server:
+        result = repair(
+            folder, None, llm_config(server), trace=tmp_path / "t.jsonl", checkpoint_db=tmp_path / "c"
+        )
+    assert result.status == "repaired" and result.llm_calls == 1, result.error
+    screens = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    assert not [e for e in screens if e["event"] == "screen" and e.get("skipped")]
 
 
 def test_a_round_ends_when_the_model_repeats_itself_and_the_calls_left_ask_other_regions() -> None:
