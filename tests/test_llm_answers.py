@@ -422,3 +422,15 @@ def test_a_part_that_is_not_python_is_not_offered() -> None:
     # `(` added in one place and `)` in another: either alone leaves the source unparsable.
     answer = SCAN.replace("inclusive = tl.cumsum(x, axis=0)", "inclusive = (tl.cumsum(x, axis=0) - x)")
     assert answer_parts(SCAN, answer) == []
+
+
+def test_one_name_written_for_another_has_no_halves_and_nothing_is_glued() -> None:
+    # `torch.empty` -> `torch.zeros` beside another change: `zeros` added before `empty` would read
+    # `zerosempty`, one name neither wrote.
+    base = "def f(n):\n    out = torch.empty(n)\n    return out * 2\n"
+    answer = "def f(n):\n    out = torch.zeros(n)\n    return out * 3\n"
+    parts = [src for src, _ in answer_parts(base, answer)]
+    assert parts == [
+        "def f(n):\n    out = torch.zeros(n)\n    return out * 2\n",
+        "def f(n):\n    out = torch.empty(n)\n    return out * 3\n",
+    ]

@@ -49,10 +49,13 @@ def answer_parts(base: str, new: str) -> list[tuple[str, str]]:
     if not 2 <= len(hunks) <= MAX_PARTS:
         return []
     subsets = [[h] for h in hunks]
-    # A replacement may be an addition and a removal side by side (`inclusive, mask=mask` ->
-    # `inclusive - x`): each half is a part too.
+    # A replacement of several tokens may be an addition and a removal side by side (`inclusive, mask=mask`
+    # -> `inclusive - x`): each half is a part too. One name for another (`empty` -> `zeros`) has no halves.
     subsets += [
-        [p] for a1, a2, b1, b2 in hunks if a2 > a1 and b2 > b1 for p in ((a1, a1, b1, b2), (a1, a2, b1, b1))
+        [p]
+        for a1, a2, b1, b2 in hunks
+        if a2 > a1 and b2 > b1 and (a2 - a1) + (b2 - b1) >= 3
+        for p in ((a1, a1, b1, b2), (a1, a2, b1, b1))
     ]
     if len(hunks) >= 3:
         subsets += [[h for h in hunks if h != skip] for skip in hunks]
@@ -64,7 +67,9 @@ def answer_parts(base: str, new: str) -> list[tuple[str, str]]:
         for part in sorted(subset, reverse=True):
             text = _apply(text, old_toks, new_text, new_toks, part)
         source = head + text + tail
-        if source in (base, new) or not _parses(source):
+        # A part placed against a name without a space glues two tokens into one (`zeros` + `empty`).
+        expected = len(old_toks) + sum((b2 - b1) - (a2 - a1) for a1, a2, b1, b2 in subset)
+        if source in (base, new) or len(_tokens(text)) != expected or not _parses(source):
             continue
         kept = "; ".join(_describe(old_text, old_toks, new_text, new_toks, part) for part in subset)
         out.setdefault(source, f" (part of the answer: {kept})")
