@@ -474,7 +474,8 @@ class LLMPatcher:
         for s in ranked:
             _, why, rec = by_source[s.rewrite.source]
             key = "light" if not why else "light_part" if "part of the answer" in why else "light_parallel"
-            rec[key] = max(rec.get(key, 0.0), round(s.light, 4))
+            light = round(s.light, 4)
+            rec[key] = max(rec[key], light) if key in rec else light  # the best of an answer's parts
         passed = [s.rewrite for s in ranked if s.verdict == "pass"]
         if len(passed) > 1:
             # The light case cannot tell its passes apart (`H + pad` and `H + 2 * pad` size an output
