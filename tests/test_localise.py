@@ -102,7 +102,7 @@ def _problem(tmp_path: Path, body: str, expr: str) -> tuple[object, str]:
 
 def test_agreement_matches_values_of_one_quantity_up_to_reshape_and_tolerance() -> None:
     pool = reference_pool([torch.tensor([[1.0, 2.0], [3.0, 4.0]]), torch.tensor([0.5, -2.5])])
-    assert agreement_share(torch.tensor([4.0, 2.0, 3.0 + 1e-6, 0.0]), pool) == (1.0, 4)  # 0 and 1: fills
+    assert agreement_share(torch.tensor([4.0, 2.0, 3.0 + 1e-6, 0.0]), pool) == (1.0, 3)  # 0 and 1: fills
     share, count = agreement_share(torch.tensor([4.0, 7.0, float("nan")]), pool)
     assert (share, count) == (0.5, 2)  # non-finite values are not judged
     # Values drawn from two quantities are no quantity of the reference: a mixture does not agree.
@@ -525,3 +525,149 @@ def test_a_value_a_jit_helper_returns_leads_to_the_helpers_return() -> None:
     agreement = [Agreement(load, "x", 1.0, 64), Agreement(store, "<store>", 0.8, 64)]
     loc = rank_statements(HELPER_CANDIDATE, {}, agreement)
     assert loc.lines[:2] == [store, _line(HELPER_CANDIDATE, "return tl.minimum")]
+
+
+def test_a_block_mostly_of_padding_is_judged_by_its_real_lanes() -> None:
+    # Attention probabilities at a micro size: 19 of 20 lanes are padding (0), the one real lane is wrong.
+    # The fills are in every quantity and say nothing; counted in, the block agreed at 95%.
+    pool = reference_pool([torch.tensor([0.25, 0.5, 0.75])])
+    values = torch.cat([torch.zeros(19), torch.tensor([0.6])])
+    assert agreement_share(values, pool) == (0.0, 1)
+
+
+PAIRED_CANDIDATE = """\
+import math
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def bias_scale_kernel(x_ptr, b_ptr, out_ptr, n, C, L, scale, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    c = offs % C
+    b = tl.load(b_ptr + c, mask=mask)
+    y = (x + b) * scale
+    tl.store(out_ptr + offs, y, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x, b):
+        x = x.contiguous()
+        b = b.contiguous()
+        B, C, L = x.shape
+        out = torch.empty_like(x)
+        n = x.numel()
+        factor = 1.0 / math.sqrt(L)
+        bias_scale_kernel[(triton.cdiv(n, 256),)](x, b, out, n, C, L, factor, BLOCK=256)
+        return out
+"""
+
+
+def test_operands_right_by_value_and_wrong_together_put_an_index_only_one_of_them_uses_next() -> None:
+    # x and the gathered bias each hold values of the reference's tensors; their sum does not: they are
+    # paired wrongly. The bias's own index (`offs % C`) is next after the lost line, ahead of the mask and
+    # the offsets every operand and the store share.
+    source = PAIRED_CANDIDATE
+    load_x, index, load_b, lost = (
+        _line(source, t) for t in ("x = tl.load", "c = offs % C", "b = tl.load", "y = (x + b)")
+    )
+    agreement = [Agreement(load_x, "x", 1.0, 64), Agreement(load_b, "b", 1.0, 64)]
+    agreement.append(Agreement(lost, "y", 0.3, 64))
+    loc = rank_statements(source, {}, agreement)
+    assert loc.lines[:2] in ([lost, index], [index, lost])
+    assert loc.lines.index(index) < loc.lines.index(_line(source, "mask = offs < n"))
+    assert loc.lines.index(index) < loc.lines.index(_line(source, "offs = pid"))
+
+
+ATTENTION_CANDIDATE = """\\
+import math
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scores_kernel(
+    Q, K, Out, stride_bh, stride_s, S, D, sm_scale, BLOCK_S: tl.constexpr, BLOCK_D: tl.constexpr
+):
+    bh = tl.program_id(0)
+    offs_s = tl.arange(0, BLOCK_S)
+    offs_d = tl.arange(0, BLOCK_D)
+    mask = (offs_s[:, None] < S) & (offs_d[None, :] < D)
+    ptrs = bh * stride_bh + offs_s[:, None] * stride_s + offs_d[None, :]
+    q = tl.load(Q + ptrs, mask=mask, other=0.0)
+    k = tl.load(K + ptrs, mask=mask, other=0.0)
+    scores = tl.dot(q, tl.trans(k)) * sm_scale
+    out_ptrs = bh * BLOCK_S * BLOCK_S + offs_s[:, None] * BLOCK_S + offs_s[None, :]
+    tl.store(Out + out_ptrs, scores)
+
+
+class ModelNew(nn.Module):
+    def forward(self, q, k):
+        q, k = q.contiguous(), k.contiguous()
+        B, H, S, D = q.shape
+        BLOCK_S = max(16, triton.next_power_of_2(S))
+        out = torch.empty(B * H, BLOCK_S, BLOCK_S, device=q.device)
+        sm_scale = 1.0 / math.sqrt(q.shape[-2])
+        scores_kernel[(B * H,)](
+            q, k, out, q.stride(1), q.stride(2), S, D, sm_scale, BLOCK_S=BLOCK_S, BLOCK_D=16
+        )
+        return out[:, :S, :S].reshape(B, H, S, S)
+"""
+
+
+def test_with_its_operands_right_the_scalar_the_lost_value_reads_is_next() -> None:
+    # q and k agree, their scaled product does not: the scale the wrapper computes is next. q and k are
+    # loaded at one index (`ptrs`), which pairs them alike: it is not blamed for a wrong pairing.
+    source = ATTENTION_CANDIDATE
+    lq, lk, lost = (_line(source, t) for t in ("q = tl.load", "k = tl.load", "scores = tl.dot"))
+    agreement = [Agreement(lq, "q", 1.0, 64), Agreement(lk, "k", 1.0, 64)]
+    agreement.append(Agreement(lost, "scores", 0.3, 64))
+    loc = rank_statements(source, {}, agreement)
+    assert loc.lines[:2] == [lost, _line(source, "sm_scale = ")]
+
+
+CAPPED_CANDIDATE = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_sum_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0)
+    tl.store(out_ptr + row, tl.sum(x, axis=0))
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        n_rows, n_cols = x.shape
+        out = torch.empty(n_rows, device=x.device, dtype=x.dtype)
+        block = min(triton.next_power_of_2(n_cols), 64)
+        row_sum_kernel[(n_rows,)](x, out, n_cols, x.stride(0), BLOCK=block)
+        return out
+"""
+
+
+def test_a_reduction_of_right_values_with_a_wrong_result_leads_to_its_lanes_and_block_size() -> None:
+    # Every loaded value is an input value; the row sums are wrong: the lanes reduced are wrong (here the
+    # block they are counted with is capped below the row). The lost store, the load (its mask, its padding)
+    # and the wrapper line sizing the block come first, the block ahead of the wrapper's other lines.
+    source = CAPPED_CANDIDATE
+    load, store, block = (_line(source, t) for t in ("x = tl.load", "tl.store(", "block = min"))
+    agreement = [Agreement(load, "x", 1.0, 64), Agreement(store, "<store>", 0.0, 4)]
+    loc = rank_statements(source, {}, agreement)
+    assert loc.lines[:3] == [store, load, block]

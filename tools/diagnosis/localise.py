@@ -124,9 +124,13 @@ def agreement_share(values: torch.Tensor, pool: list[torch.Tensor]) -> tuple[flo
     """(largest share of the finite `values` one reference quantity explains, how many were finite)."""
     v = values.reshape(-1).to(torch.float64)
     v = v[torch.isfinite(v)]
-    if v.numel() == 0 or not pool or bool(((v == 0) | (v == 1)).all()):
-        # Nothing but the neutral fills (a masked load with every lane off, a fresh accumulator) is in every
-        # quantity: it says nothing, and calling it agreement hides a load that never happened.
+    # The neutral fills (a masked load's lanes off, a fresh accumulator, a softmax's padded columns) are in
+    # every quantity: they say nothing either way, so the share is of the other values. Counted in, a block
+    # mostly of padding agreed whatever its few real lanes held (attention probabilities from a wrong scale:
+    # 95% zeros at a micro size).
+    v = v[(v != 0) & (v != 1)]
+    if v.numel() == 0 or not pool:
+        # Nothing but the neutral fills: calling it agreement hides a load that never happened.
         return 1.0, 0
     sample = v[:: max(1, v.numel() // _SAMPLE)][:_SAMPLE].contiguous()
     rough = [float(_matches(sample, q).double().mean()) for q in pool]
@@ -377,6 +381,121 @@ def _decomposes(kernels: list[ast.FunctionDef]) -> set[int]:
     }
 
 
+_REDUCTIONS = {"sum", "max", "min", "argmax", "argmin", "cumsum", "cumprod", "reduce", "xor_sum", "prod"}
+
+
+def _reduction(kernel: ast.FunctionDef, line: int) -> tuple[bool, set[str]]:
+    """Whether the statement at `line` reduces a block along an axis (`tl.sum`, `tl.max`, ...), and the
+    names it reduces as they are (`tl.sum(x, axis=0)` reduces x; `tl.sum(x * x)` reduces no name)."""
+    calls = [
+        c
+        for n in ast.walk(kernel)
+        if isinstance(n, ast.stmt) and n.lineno == line and not isinstance(n, ast.For | ast.While | ast.If)
+        for c in ast.walk(n)
+        if isinstance(c, ast.Call) and tl_name(c) in _REDUCTIONS
+    ]
+    return bool(calls), {c.args[0].id for c in calls if c.args and isinstance(c.args[0], ast.Name)}
+
+
+def _past_the_lost_value(
+    kernel: ast.FunctionDef,
+    lost: _Stmt,
+    kernel_stmts: list[_Stmt],
+    host_fns: list[ast.FunctionDef],
+    host_stmts: list[_Stmt],
+    agreement: list[Agreement],
+) -> dict[int, float]:
+    """Suspicion beyond the lost statement's own slice, per line: what its operands' agreement leaves to
+    blame, and the wrapper lines computing the kernel arguments it reads."""
+    by_line = {s.line: s for s in kernel_stmts}
+    agreeing = {item.line for item in agreement if item.agrees}
+    recorded = {item.line for item in agreement if item.count}
+    written = {w for s in kernel_stmts for w in s.writes}
+    out: dict[int, float] = {}
+
+    def add(line: int, value: float) -> None:
+        out[line] = out.get(line, 0.0) + value
+
+    # The operands computed in the kernel (a store's value only: its address and mask are not recorded).
+    value_reads = lost.reads - lost.address - lost.lanes if lost.kind == "store" else lost.reads
+    operands = [s for s in kernel_stmts if s.writes & value_reads & written and s.line in recorded]
+    exonerated = bool(operands) and all(s.line in agreeing for s in operands)
+    reduces, reduced = _reduction(kernel, lost.line)
+    if exonerated and len(operands) > 1 and not reduces:
+        # Operands right by value and wrong together are paired wrongly: an index only an operand's load uses
+        # (a bias or statistic indexed by `offs % C` where `(offs // L) % C` was meant) is next; the store's
+        # own indexing is not (it places every operand alike).
+        placed = {lost.line} | {
+            line
+            for store in kernel_stmts
+            if store.kind == "store"
+            for line, _d in _slice(_Stmt(store.line, store.address, set(), "store"), kernel_stmts)
+        }
+        loads = [s for s in operands if s.kind == "load"]
+        indexed = [
+            {line: d for line, d in _slice(load, kernel_stmts, depth=2) if by_line[line].kind == "index"}
+            for load in loads
+        ]
+        for own in indexed:
+            for line, distance in own.items():
+                # An index every operand's load reads (`q` and `k` both at `ptrs`) pairs them alike.
+                if line not in placed and (len(loads) < 2 or not all(line in other for other in indexed)):
+                    add(line, 7.0 if distance == 1 else 5.0)
+    sizes: set[str] = set()
+    if exonerated and reduced:
+        # A reduction of right values with a wrong result reduced the wrong lanes: too few (a block capped
+        # below the row, a loop bound short), too many, or padding that is not neutral (`other=0` before a
+        # max). The operand's load and the sizes its lanes are counted with are suspect, in the kernel and
+        # where the wrapper computes them.
+        for load in [s for s in operands if s.kind == "load" and s.writes & reduced]:
+            add(load.line, 3.0)
+            sizes |= _extent(kernel, load.line)
+        for stmt in kernel_stmts:
+            if stmt.writes & sizes and stmt.kind in ("mask", "index"):
+                add(stmt.line, 3.0)
+    # A kernel argument the lost value reads directly is the wrapper's computation: follow it through the
+    # launch (a scale, an eps, a length computed on the host). So is an argument an `if` header up the slice
+    # reads (a flag choosing the branch that computed the value), at less weight the further up it is read.
+    sliced = [(by_line[line], d) for line, d in _slice(lost, kernel_stmts) if d <= 3]
+    reached = [(lost, 0)] + [(stmt, d) for stmt, d in sliced if stmt.kind == "control"]
+    nearest: dict[str, int] = {}
+    for stmt, distance in reached:
+        for name in stmt.reads - written:
+            nearest[name] = min(nearest.get(name, distance), distance)
+    for name in sizes - written:
+        nearest[name] = 0
+    # With its operands right, what is left to blame is the operation and the arguments it reads, unrecorded
+    # scalars (`scores = dot(q, k) * sm_scale` with q and k right): those weigh nearly as much as the
+    # statement. Not in a reduction: its padded lanes are not in the operands' agreement.
+    scalars = value_reads - written if exonerated and not reduces else set()
+    host: dict[int, float] = {}
+    for name, distance in nearest.items():
+        weight = 1.0 / (1 + distance)
+        near = 9.0 if name in scalars else 7.0 if name in sizes else 5.0
+        for launch in _handed_over(kernel, {name}, host_fns):
+            # Per host line the strongest reason, not the sum over arguments: every argument's slice reaches
+            # the wrapper's common lines (`x = x.contiguous()`), which summed outranked the one that matters.
+            host[launch.line] = max(host.get(launch.line, 0.0), 2.0 * weight)
+            for line, steps in _slice(launch, host_stmts):
+                host[line] = max(host.get(line, 0.0), {1: near, 2: 3.0}.get(steps, 1.5) * weight)
+    for line, value in host.items():
+        add(line, value)
+    return out
+
+
+def _extent(kernel: ast.FunctionDef, load_line: int) -> set[str]:
+    """Names the load at `load_line` sizes its lanes with: what its mask reads and what `tl.arange` calls
+    read anywhere in the kernel (a block size, a length)."""
+    names: set[str] = set()
+    for n in ast.walk(kernel):
+        if isinstance(n, ast.Call) and tl_name(n) == "load" and n.lineno == load_line:
+            mask = store_argument(n, 1, "mask")
+            names |= _names_read(mask) if mask is not None else set()
+        elif isinstance(n, ast.Call) and tl_name(n) == "arange":
+            names |= set().union(*map(_names_read, n.args)) if n.args else set()
+    return names
+
+
 def _wrong_output_form(report: dict[str, Any]) -> bool:
     failing = [c.get("verdict") for c in report.get("cases") or [] if c.get("counted", True)]
     return bool({report.get("verdict"), *failing} & {"shape_mismatch", "dtype_mismatch"})
@@ -516,28 +635,12 @@ def rank_statements(
         bump(first_loss, 10.0)
         for line, distance in _slice(by_line[first_loss], kernel_stmts):
             bump(line, {1: 6.0, 2: 4.0}.get(distance, 2.5))
-        # A kernel argument the lost value reads directly is the wrapper's computation: follow it through the
-        # launch (a scale, an eps, a length computed on the host).
-        # So is an argument an `if` header up the slice reads (a flag choosing the branch that
-        # computed the value), at less weight the further up it is read.
         lost = by_line[first_loss]
         for kernel in kernels:
-            if not kernel.lineno <= first_loss <= (kernel.end_lineno or kernel.lineno):
-                continue
-            written = {w for s in kernel_stmts for w in s.writes}
-            sliced = [(by_line[line], d) for line, d in _slice(lost, kernel_stmts) if d <= 3]
-            reached = [(lost, 0)] + [(stmt, d) for stmt, d in sliced if stmt.kind == "control"]
-            nearest: dict[str, int] = {}
-            for stmt, distance in reached:
-                for name in stmt.reads - written:
-                    nearest[name] = min(nearest.get(name, distance), distance)
-            for distance in sorted(set(nearest.values())):
-                weight = 1.0 / (1 + distance)
-                params = {name for name, d in nearest.items() if d == distance}
-                for launch in _handed_over(kernel, params, host_fns):
-                    bump(launch.line, 2.0 * weight)
-                    for line, steps in _slice(launch, host_stmts):
-                        bump(line, {1: 5.0, 2: 3.0}.get(steps, 1.5) * weight)
+            if kernel.lineno <= first_loss <= (kernel.end_lineno or kernel.lineno):
+                past = _past_the_lost_value(kernel, lost, kernel_stmts, host_fns, host_stmts, agreement or [])
+                for line, value in past.items():
+                    bump(line, value)
         # The statements whose values still agree are less likely to hold the bug. A later statement that
         # changes how much of a disagreeing value agrees may hold a second bug (most real near-misses have
         # two; values merely computed from the lost one keep its share): it and what it reads come next.
