@@ -17,7 +17,7 @@ from kernel_medic.graph.runtime import (
     traced,
 )
 from kernel_medic.graph.state import RepairState
-from kernel_medic.tools.diagnosis.localise import localise, rank_statements
+from kernel_medic.tools.diagnosis.localise import Suspects, localise, rank_statements
 from kernel_medic.tools.evaluation.cases import cases_for_tier
 from kernel_medic.tools.integrity.static_checks import (
     introduces_constant_trip_count,
@@ -74,7 +74,7 @@ def patch(state: RepairState) -> dict[str, Any]:
             evaluate=offline.evaluate,
             workers=offline.workers,
             namespace=offline.namespace,
-            localise=_localiser(state) if config.localise else lambda s, r: rank_statements(s, r).lines,
+            localise=_localiser(state) if config.localise else lambda s, r: rank_statements(s, r).suspects,
         )
 
     request = PatchRequest(
@@ -258,7 +258,7 @@ def _localiser(state: RepairState) -> Callable[[str, dict[str, Any]], list[int]]
             append_event(state.get("trace_path"), "localise", **found.to_dict())
             if len(_LOCALISED) > 256:
                 _LOCALISED.pop(next(iter(_LOCALISED)))
-            _LOCALISED[key] = found.lines
+            _LOCALISED[key] = found.suspects
         return _LOCALISED[key]
 
     return localiser
@@ -270,7 +270,7 @@ def _label(source: str) -> dict[str, Any]:
     return {"rule": rw.rule, "line": rw.line} if rw is not None and rw.source == source else {}
 
 
-_LOCALISED: dict[tuple[str, str], list[int]] = {}
+_LOCALISED: dict[tuple[str, str], Suspects] = {}
 SCREEN_SAMPLES = 3
 """Screenings timed before the screening timeout applies."""
 SCREEN_TIMEOUT_FLOOR_S = 5.0

@@ -15,6 +15,7 @@ from kernel_medic.tools.diagnosis.localise import (
 from kernel_medic.tools.diagnosis.recording import instrument_for_recording
 from kernel_medic.tools.evaluation.cases import cases_for_tier
 from kernel_medic.tools.evaluation.problem import load_problem
+from kernel_medic.tools.repair.llm_prompt import evidence_anchors
 from problems import (
     FLAGGED_LSE_CANDIDATE,
     LIGHT_TOML,
@@ -671,3 +672,20 @@ def test_a_reduction_of_right_values_with_a_wrong_result_leads_to_its_lanes_and_
     agreement = [Agreement(load, "x", 1.0, 64), Agreement(store, "<store>", 0.0, 4)]
     loc = rank_statements(source, {}, agreement)
     assert loc.lines[:3] == [store, load, block]
+
+
+def test_a_question_about_a_suspect_line_says_why_the_evidence_points_there() -> None:
+    # The pairing index's region note says what the recording found (its operands right, their pairing
+    # not), not only that a localiser ranked it: a small model asked about a line needs something to act on.
+    source = PAIRED_CANDIDATE
+    load_x, index, load_b, lost = (
+        _line(source, t) for t in ("x = tl.load", "c = offs % C", "b = tl.load", "y = (x + b)")
+    )
+    agreement = [Agreement(load_x, "x", 1.0, 64), Agreement(load_b, "b", 1.0, 64)]
+    agreement.append(Agreement(lost, "y", 0.3, 64))
+    suspects = rank_statements(source, {}, agreement).suspects
+    assert list(suspects[:2]) in ([lost, index], [index, lost])
+    anchors = evidence_anchors(source, [], {"cases": []}, suspects, limit=2)
+    note = next(a.note for a in anchors if a.first == index)
+    assert "`b`" in note and "`x`" in note and f"line {lost} combines them wrongly" in note
+    assert "localiser ranks" not in note

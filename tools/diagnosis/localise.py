@@ -61,12 +61,26 @@ class Agreement:
         return self.count > 0 and self.share >= AGREE
 
 
+class Suspects(list[int]):
+    """Statement lines, most suspect first, and for some of them why, in words a model asked about the line
+    can act on (a list, so every consumer of the ranking reads it as before)."""
+
+    def __init__(self, lines: list[int], reasons: dict[int, str] | None = None) -> None:
+        super().__init__(lines)
+        self.reasons = dict(reasons or {})
+
+
 @dataclass
 class Localisation:
     lines: list[int]  # statement lines, most suspect first
     agreement: list[Agreement] = field(default_factory=list)
     first_loss: int | None = None
     notes: list[str] = field(default_factory=list)
+    reasons: dict[int, str] = field(default_factory=dict)  # line -> why the evidence points there
+
+    @property
+    def suspects(self) -> Suspects:
+        return Suspects(self.lines, self.reasons)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -77,6 +91,7 @@ class Localisation:
                 {"line": a.line, "name": a.name, "share": round(a.share, 3)} for a in self.agreement[:40]
             ],
             "notes": self.notes,
+            "reasons": {str(line): why for line, why in self.reasons.items()},
         }
 
 
@@ -404,9 +419,11 @@ def _past_the_lost_value(
     host_fns: list[ast.FunctionDef],
     host_stmts: list[_Stmt],
     agreement: list[Agreement],
+    reasons: dict[int, str],
 ) -> dict[int, float]:
     """Suspicion beyond the lost statement's own slice, per line: what its operands' agreement leaves to
-    blame, and the wrapper lines computing the kernel arguments it reads."""
+    blame, and the wrapper lines computing the kernel arguments it reads. Why, for the lines the operands'
+    agreement points at, goes into `reasons`."""
     by_line = {s.line: s for s in kernel_stmts}
     agreeing = {item.line for item in agreement if item.agrees}
     recorded = {item.line for item in agreement if item.count}
@@ -421,6 +438,12 @@ def _past_the_lost_value(
     operands = [s for s in kernel_stmts if s.writes & value_reads & written and s.line in recorded]
     exonerated = bool(operands) and all(s.line in agreeing for s in operands)
     reduces, reduced = _reduction(kernel, lost.line)
+    right = ", ".join(f"`{n}`" for n in sorted(value_reads & written))
+    if exonerated:
+        reasons.setdefault(
+            lost.line,
+            f"{right} hold values the reference computes, but what this statement makes of them does not",
+        )
     if exonerated and len(operands) > 1 and not reduces:
         # Operands right by value and wrong together are paired wrongly: an index only an operand's load uses
         # (a bias or statistic indexed by `offs % C` where `(offs // L) % C` was meant) is next; the store's
@@ -441,18 +464,29 @@ def _past_the_lost_value(
                 # An index every operand's load reads (`q` and `k` both at `ptrs`) pairs them alike.
                 if line not in placed and (len(loads) < 2 or not all(line in other for other in indexed)):
                     add(line, 7.0 if distance == 1 else 5.0)
+                    reasons.setdefault(
+                        line,
+                        f"{right} each hold values the reference computes, but line {lost.line} combines "
+                        "them wrongly: this index picks which elements are combined with which",
+                    )
     sizes: set[str] = set()
     if exonerated and reduced:
         # A reduction of right values with a wrong result reduced the wrong lanes: too few (a block capped
         # below the row, a loop bound short), too many, or padding that is not neutral (`other=0` before a
         # max). The operand's load and the sizes its lanes are counted with are suspect, in the kernel and
         # where the wrapper computes them.
+        lanes = (
+            f"every value it loads is right, but line {lost.line} reduces them to a wrong result: the lanes "
+            "reduced are wrong (the mask, the padding value `other`, too few or too many lanes)"
+        )
         for load in [s for s in operands if s.kind == "load" and s.writes & reduced]:
             add(load.line, 3.0)
+            reasons.setdefault(load.line, lanes)
             sizes |= _extent(kernel, load.line)
         for stmt in kernel_stmts:
             if stmt.writes & sizes and stmt.kind in ("mask", "index"):
                 add(stmt.line, 3.0)
+                reasons.setdefault(stmt.line, f"it sets which lanes line {lost.line} reduces; {lanes}")
     # A kernel argument the lost value reads directly is the wrapper's computation: follow it through the
     # launch (a scale, an eps, a length computed on the host). So is an argument an `if` header up the slice
     # reads (a flag choosing the branch that computed the value), at less weight the further up it is read.
@@ -478,6 +512,17 @@ def _past_the_lost_value(
             host[launch.line] = max(host.get(launch.line, 0.0), 2.0 * weight)
             for line, steps in _slice(launch, host_stmts):
                 host[line] = max(host.get(line, 0.0), {1: near, 2: 3.0}.get(steps, 1.5) * weight)
+                if steps == 1 and name in scalars:
+                    reasons.setdefault(
+                        line,
+                        f"it computes the kernel's `{name}`; line {lost.line} applies it to right values "
+                        f"({right}) and gets wrong ones",
+                    )
+                elif steps == 1 and name in sizes:
+                    reasons.setdefault(
+                        line,
+                        f"it computes the kernel's `{name}`: how many lanes line {lost.line} reduces",
+                    )
     for line, value in host.items():
         add(line, value)
     return out
@@ -583,6 +628,7 @@ def rank_statements(
     host_fns = _host_functions(tree, kernels)
     host_stmts = [s for fn in host_fns for s in _statements(fn, host=True)]
     score: dict[int, float] = {}
+    reasons: dict[int, str] = {}
 
     def bump(line: int, value: float) -> None:
         score[line] = score.get(line, 0.0) + value
@@ -613,6 +659,9 @@ def rank_statements(
         notes.append(f"line {line} stores {share:.0%} of its elements where another program stored already")
         store, edge = by_line[line], share < 0.1
         bump(line, 6.0)
+        reasons.setdefault(
+            line, f"{share:.0%} of the elements it stores were stored by another program already"
+        )
         names = store.lanes if edge else store.address | store.lanes
         for stmt_line, distance in _slice(_Stmt(line, names, set(), "store"), kernel_stmts):
             bump(stmt_line, {1: 4.0, 2: 3.0}.get(distance, 2.0))
@@ -638,9 +687,14 @@ def rank_statements(
         lost = by_line[first_loss]
         for kernel in kernels:
             if kernel.lineno <= first_loss <= (kernel.end_lineno or kernel.lineno):
-                past = _past_the_lost_value(kernel, lost, kernel_stmts, host_fns, host_stmts, agreement or [])
+                past = _past_the_lost_value(
+                    kernel, lost, kernel_stmts, host_fns, host_stmts, agreement or [], reasons
+                )
                 for line, value in past.items():
                     bump(line, value)
+        reasons.setdefault(
+            first_loss, "the first statement whose values match nothing the reference computes"
+        )
         # The statements whose values still agree are less likely to hold the bug. A later statement that
         # changes how much of a disagreeing value agrees may hold a second bug (most real near-misses have
         # two; values merely computed from the lost one keep its share): it and what it reads come next.
@@ -670,7 +724,7 @@ def rank_statements(
         for line, distance in _after_launch(host_fns, host_stmts):
             bump(line, 3.0 if distance == 0 else 2.0)
     order = sorted(score, key=lambda line: (-score[line], line))
-    return Localisation(order, list(agreement or []), first_loss, notes)
+    return Localisation(order, list(agreement or []), first_loss, notes, reasons)
 
 
 # ---------------------------------------------------------------------------------------- running

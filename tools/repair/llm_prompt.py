@@ -19,6 +19,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kernel_medic.tools.diagnosis.localise import Suspects
 from kernel_medic.tools.repair.answer_completion import twins
 from kernel_medic.tools.repair.edit_space import statement_spans
 from kernel_medic.tools.repair.fill_in import FILL_IN_TEMPLATES
@@ -373,7 +374,11 @@ def evidence_anchors(
         if h.get("evidence") and re.fullmatch(r".+:\d+", location):
             why = f"the diagnosis suspects {h['bug_class'].replace('_', ' ')} here"
             picks.append((int(location.rsplit(":", 1)[1]), why))
-    picks += [(line, "the localiser ranks this statement most suspect") for line in ranked_lines]
+    # Why the evidence points at a line, where the localiser can say (a model asked about `c = offs % C` told
+    # that the values it pairs are right and their pairing is not has something to act on).
+    why_ranked = ranked_lines.reasons if isinstance(ranked_lines, Suspects) else {}
+    ranked = "the localiser ranks this statement most suspect"
+    picks += [(line, why_ranked.get(line) or ranked) for line in ranked_lines]
     found: list[Anchor] = []
     for line, why in picks:
         first, last = next(((lo, hi) for lo, hi in spans if lo <= line <= hi), (line, line))
