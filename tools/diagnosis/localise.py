@@ -400,8 +400,7 @@ _REDUCTIONS = {"sum", "max", "min", "argmax", "argmin", "cumsum", "cumprod", "re
 
 
 def _reduction(kernel: ast.FunctionDef, line: int) -> tuple[bool, set[str]]:
-    """Whether the statement at `line` reduces a block along an axis (`tl.sum`, `tl.max`, ...), and the
-    names it reduces as they are (`tl.sum(x, axis=0)` reduces x; `tl.sum(x * x)` reduces no name)."""
+    """Whether the statement at `line` reduces (`tl.sum`, ...), and the names it reduces as they are."""
     calls = [
         c
         for n in ast.walk(kernel)
@@ -440,10 +439,7 @@ def _past_the_lost_value(
     reduces, reduced = _reduction(kernel, lost.line)
     right = ", ".join(f"`{n}`" for n in sorted(value_reads & written))
     if exonerated:
-        reasons.setdefault(
-            lost.line,
-            f"{right} hold values the reference computes, but what this statement makes of them does not",
-        )
+        reasons.setdefault(lost.line, f"{right} hold values the reference computes; what this makes does not")
     if exonerated and len(operands) > 1 and not reduces:
         # Operands right by value and wrong together are paired wrongly: an index only an operand's load uses
         # (a bias or statistic indexed by `offs % C` where `(offs // L) % C` was meant) is next; the store's
@@ -519,18 +515,14 @@ def _past_the_lost_value(
                         f"({right}) and gets wrong ones",
                     )
                 elif steps == 1 and name in sizes:
-                    reasons.setdefault(
-                        line,
-                        f"it computes the kernel's `{name}`: how many lanes line {lost.line} reduces",
-                    )
+                    reasons.setdefault(line, f"it computes `{name}`: how many lanes line {lost.line} reduces")
     for line, value in host.items():
         add(line, value)
     return out
 
 
 def _extent(kernel: ast.FunctionDef, load_line: int) -> set[str]:
-    """Names the load at `load_line` sizes its lanes with: what its mask reads and what `tl.arange` calls
-    read anywhere in the kernel (a block size, a length)."""
+    """Names the load at `load_line` sizes its lanes with: its mask's and the kernel's `tl.arange` sizes."""
     names: set[str] = set()
     for n in ast.walk(kernel):
         if isinstance(n, ast.Call) and tl_name(n) == "load" and n.lineno == load_line:
@@ -659,9 +651,7 @@ def rank_statements(
         notes.append(f"line {line} stores {share:.0%} of its elements where another program stored already")
         store, edge = by_line[line], share < 0.1
         bump(line, 6.0)
-        reasons.setdefault(
-            line, f"{share:.0%} of the elements it stores were stored by another program already"
-        )
+        reasons.setdefault(line, f"{share:.0%} of the elements it stores another program stored already")
         names = store.lanes if edge else store.address | store.lanes
         for stmt_line, distance in _slice(_Stmt(line, names, set(), "store"), kernel_stmts):
             bump(stmt_line, {1: 4.0, 2: 3.0}.get(distance, 2.0))
@@ -692,9 +682,7 @@ def rank_statements(
                 )
                 for line, value in past.items():
                     bump(line, value)
-        reasons.setdefault(
-            first_loss, "the first statement whose values match nothing the reference computes"
-        )
+        reasons.setdefault(first_loss, "the first statement whose values match nothing the reference has")
         # The statements whose values still agree are less likely to hold the bug. A later statement that
         # changes how much of a disagreeing value agrees may hold a second bug (most real near-misses have
         # two; values merely computed from the lost one keep its share): it and what it reads come next.

@@ -19,7 +19,6 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kernel_medic.tools.diagnosis.localise import Suspects
 from kernel_medic.tools.repair.answer_completion import twins
 from kernel_medic.tools.repair.edit_space import statement_spans
 from kernel_medic.tools.repair.fill_in import FILL_IN_TEMPLATES
@@ -376,7 +375,7 @@ def evidence_anchors(
             picks.append((int(location.rsplit(":", 1)[1]), why))
     # Why the evidence points at a line, where the localiser can say (a model asked about `c = offs % C` told
     # that the values it pairs are right and their pairing is not has something to act on).
-    why_ranked = ranked_lines.reasons if isinstance(ranked_lines, Suspects) else {}
+    why_ranked: dict[int, str] = getattr(ranked_lines, "reasons", {})  # localise.Suspects
     ranked = "the localiser ranks this statement most suspect"
     picks += [(line, why_ranked.get(line) or ranked) for line in ranked_lines]
     found: list[Anchor] = []
