@@ -1,9 +1,9 @@
 """The near-miss corpora: every candidate runs and fails validation, every fix passes the full tier.
 
-Seven corpora share the format: benchmarks/near_miss (the main corpus), benchmarks/holdout (held-out cases
+Eight corpora share the format: benchmarks/near_miss (the main corpus), benchmarks/holdout (held-out cases
 written after the repair rules, to measure how the engine generalises), benchmarks/holdout2 (a second
-held-out corpus, written after the third round of rules), benchmarks/holdout3 to benchmarks/holdout6
-(written in rounds 33 to 37 in the style of real LLM near-misses, by writers who had not read the rules).
+held-out corpus, written after the third round of rules), benchmarks/holdout3 to benchmarks/holdout7
+(written in rounds 33 to 37 and 44 in the style of real LLM near-misses, by writers who had not read the rules).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ HOLDOUT3 = BENCHMARKS / "holdout3"
 HOLDOUT4 = BENCHMARKS / "holdout4"
 HOLDOUT5 = BENCHMARKS / "holdout5"
 HOLDOUT6 = BENCHMARKS / "holdout6"
+HOLDOUT7 = BENCHMARKS / "holdout7"
 NEAR_MISS_VERDICTS = {"mismatch", "shape_mismatch", "dtype_mismatch"}
 CASE_VERDICTS = NEAR_MISS_VERDICTS | {"pass"}
 # Names the evaluator gives its full-tier cases; meta's exposed_by may name a family ("shape") or one case.
@@ -44,7 +45,7 @@ def _all_cases() -> list[object]:
     """(root, name) for every case of every corpus; test ids read `<corpus>/<case>` (`holdout2/<case>`)."""
     return [
         pytest.param(root, name, id=f"{root.name}/{name}")
-        for root in (CORPUS, HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4, HOLDOUT5, HOLDOUT6)
+        for root in (CORPUS, HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4, HOLDOUT5, HOLDOUT6, HOLDOUT7)
         for name in _case_folders(root)
     ]
 
@@ -137,6 +138,12 @@ def test_holdout5_covers_every_category() -> None:
 def test_holdout6_covers_every_category() -> None:
     # Written in round 37, half KernelBook-style modules and half TritonBench-style functional operators.
     cases = _check_held_out_corpus(HOLDOUT6)
+    assert len(cases) >= 20
+
+
+def test_holdout7_covers_every_category() -> None:
+    # Written in round 44 like holdout6, mostly TritonBench-style operators with non-default keyword arguments.
+    cases = _check_held_out_corpus(HOLDOUT7)
     assert len(cases) >= 20
 
 
