@@ -434,7 +434,7 @@ def _past_the_lost_value(
 
     # The operands computed in the kernel (a store's value only: its address and mask are not recorded).
     value_reads = lost.reads - lost.address - lost.lanes if lost.kind == "store" else lost.reads
-    operands = [s for s in kernel_stmts if s.writes & value_reads & written and s.line in recorded]
+    operands = [s for s in kernel_stmts if s.writes & value_reads and s.line in recorded]
     exonerated = bool(operands) and all(s.line in agreeing for s in operands)
     reduces, reduced = _reduction(kernel, lost.line)
     right = ", ".join(f"`{n}`" for n in sorted(value_reads & written))
