@@ -3,7 +3,8 @@
 Eight corpora share the format: benchmarks/near_miss (the main corpus), benchmarks/holdout (held-out cases
 written after the repair rules, to measure how the engine generalises), benchmarks/holdout2 (a second
 held-out corpus, written after the third round of rules), benchmarks/holdout3 to benchmarks/holdout7
-(written in rounds 33 to 37 and 44 in the style of real LLM near-misses, by writers who had not read the rules).
+(written in rounds 33 to 37 and 44 in the style of real LLM near-misses, by writers who had not read
+the rules).
 """
 
 from __future__ import annotations
@@ -142,7 +143,7 @@ def test_holdout6_covers_every_category() -> None:
 
 
 def test_holdout7_covers_every_category() -> None:
-    # Written in round 44 like holdout6, mostly TritonBench-style operators with non-default keyword arguments.
+    # Written in round 44 like holdout6: TritonBench-style operators with non-default keyword arguments.
     cases = _check_held_out_corpus(HOLDOUT7)
     assert len(cases) >= 20
 

@@ -222,6 +222,39 @@ def test_spec_checks_find_arguments_the_candidate_ignores_and_open_divisor_edits
     assert not [d for d in (rw.description for rw in generate(source)) if "divide by" in d]
 
 
+VAR_FUNCTION_REFERENCE = """\
+import torch
+import torch.nn as nn
+
+
+def pooled_var(input, dim=-1):
+    return _var(input, dim) + nn.functional.avg_pool1d(input, 3, ceil_mode=True).sum()
+
+
+def _var(input, dim):
+    return torch.var(input, dim=dim, correction=0)
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return pooled_var(x, dim=-1)
+"""
+
+
+def test_spec_checks_read_the_functions_a_tritonbench_reference_calls() -> None:
+    """The operator's own calls sit in module functions the Model calls (through helpers too); a keyword
+    bound to a parameter is the caller's value, read where the Model passes it."""
+    source = scale_candidate(("x * 2.0", "x / n"))
+    gaps = {g.argument: g.value for g in spec_gaps(VAR_FUNCTION_REFERENCE, source)}
+    assert gaps == {"correction": "0", "ceil_mode": "True"}
+    # The functions' literals and named constants are the reference's numbers for constant edits.
+    source = scale_candidate(("x * 2.0", "x * 0.25"))
+    named = "    alpha = 0.375\n    return alpha * torch.var"
+    reference = VAR_FUNCTION_REFERENCE.replace("    return torch.var", named)
+    constants = " | ".join(_rules(source, RuleContext(reference)).get("edit_constant", []))
+    assert "0.25 -> 0.375" in constants and "0.25 -> 3.0" in constants
+
+
 def test_two_mistakes_in_one_statement_are_fixed_by_a_pair_of_edits(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
     # `x * 3.0 + 1.0` for `x * 2.0`: either single fix leaves every element wrong, so neither gains.
     source = scale_candidate(("x * 2.0", "x * 3.0 + 1.0"))

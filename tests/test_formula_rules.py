@@ -382,6 +382,36 @@ def test_kl_div_with_reversed_terms_is_rewritten() -> None:
 # ---------------------------------------------------------------- when the rules stay quiet
 
 
+SELU_FUNCTION = '''
+def selu(input: torch.Tensor, inplace: bool = False, out: torch.Tensor = None) -> torch.Tensor:
+    """SELU(x) = scale * (max(0, x) + min(0, alpha * (exp(x) - 1)))."""
+    alpha = 1.6732632423543772
+    scale = 1.0507009873554805
+    if out is not None:
+        raise NotImplementedError
+    if not inplace:
+        zero = torch.zeros_like(input)
+        result = scale * (torch.maximum(input, zero) + torch.minimum(zero, alpha * (torch.exp(input) - 1)))
+    return result
+'''
+
+
+def test_a_function_the_reference_defines_is_read_through_its_call() -> None:
+    """TritonBench's references are module functions a Model calls: locals substituted, literal branches
+    taken."""
+    reference = model("return selu(x)").replace("class Model", SELU_FUNCTION + "\n\nclass Model")
+    wrong = "1.0507 * (tl.maximum(x, 0.0) + tl.minimum(x, 0.0) * tl.exp(tl.minimum(x, 0.0) / 1.6733))"
+    _, removed, added = single(unary(wrong), reference, "reference_formula")
+    assert removed == [f"out = {wrong}"]
+    right = (
+        "1.0507009873554805 * (tl.maximum(x, 0.0) + tl.minimum(0.0, 1.6732632423543772 * (tl.exp(x) - 1.0)))"
+    )
+    assert added == [f"out = {right}"]
+    # A branch on a value only the run knows is not guessed: the reader gives up and nothing is proposed.
+    branching = reference.replace("return selu(x)", "return selu(x, inplace=x.sum() > 0)")
+    assert apply(unary(wrong), branching, "reference_formula") == []
+
+
 def test_unknown_reference_operator_proposes_nothing() -> None:
     reference = model("return torch.cumsum(x, dim=0)")
     for rule in ("reference_formula", "reference_constant"):
@@ -441,6 +471,9 @@ ACTIVATIONS = [
     "F.threshold(x, 0.1, -3.0)",
     "torch.clamp(x, min=-0.5, max=0.75)",
     "x * torch.sigmoid(1.7 * x)",
+    "torch.trunc(x * 3.0)",
+    "torch.rad2deg(x)",
+    "torch.cos(x) + torch.floor(x)",
 ]
 LOSSES = [
     ("F.l1_loss(a, b, reduction='sum')", "real"),

@@ -95,3 +95,39 @@ def test_a_model_asked_about_the_lines_receives_the_definition() -> None:
     asked = server.requests[0]["messages"][1]["content"]
     assert "What PyTorch defines these calls to compute" in asked and "erf(x / sqrt(2))" in asked
     assert outcome.proposal is not None and "tl.math.erf" in outcome.proposal.source
+
+
+TRITONBENCH_REFERENCE = '''
+import torch
+
+
+def selu(input: torch.Tensor, inplace: bool = False) -> torch.Tensor:
+    """
+    Applies SELU elementwise.
+{padding}
+    """
+    alpha = 1.6732632423543772
+    zero = torch.zeros_like(input)
+    return 1.0507 * (torch.maximum(input, zero) + torch.minimum(input, alpha * torch.exp(input)))
+
+
+class Model(torch.nn.Module):
+    def forward(self, x0):
+        return selu(x0)
+
+
+def get_inputs():
+    return [torch.randn(5)]
+'''
+
+
+def test_the_region_question_shows_the_function_a_tritonbench_model_calls() -> None:
+    """TritonBench's Model only calls a function of the reference: the question shows that function, and
+    drops its docstring rather than the computation when the window is tight."""
+    for padding in ("", "\n".join(f"    Detail {i}." for i in range(60))):
+        reference = TRITONBENCH_REFERENCE.format(padding=padding)
+        [_, user] = region_messages("p", CANDIDATE, Anchor(9, 9, "line 9: suspect"), reference)
+        assert "alpha * torch.exp(input)" in user["content"]
+        assert "return selu(x0)" in user["content"]
+        assert "Detail 0." not in user["content"]
+        assert ("Applies SELU elementwise." in user["content"]) is not bool(padding)

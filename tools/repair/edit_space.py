@@ -137,14 +137,18 @@ def _reference_numbers(context: RuleContext | None) -> list[float]:
         module = ast.parse(context.reference_source)
     except SyntaxError:
         return found
-    for cls in module.body:
-        if isinstance(cls, ast.ClassDef) and cls.name == "Model":
-            for node in ast.walk(cls):
-                if isinstance(node, ast.Call):
-                    for arg in [*node.args, *(k.value for k in node.keywords)]:
-                        if isinstance(arg, ast.Constant) and isinstance(arg.value, int | float):
-                            if not isinstance(arg.value, bool):
-                                found.append(float(arg.value))
+    for scope in spec_checks.reference_scopes(module):
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Call):
+                values = [*node.args, *(k.value for k in node.keywords)]
+            elif isinstance(node, ast.Assign):
+                values = [node.value]  # a named constant (`alpha = 1.6732632423543772`)
+            else:
+                continue
+            for arg in values:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, int | float):
+                    if not isinstance(arg.value, bool):
+                        found.append(float(arg.value))
     return list(dict.fromkeys(found))
 
 

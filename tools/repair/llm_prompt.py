@@ -11,6 +11,7 @@ pattern text, definitions beyond the first, extra hypotheses, then the reference
 from __future__ import annotations
 
 import ast
+import copy
 import difflib
 import json
 import keyword
@@ -23,6 +24,7 @@ from kernel_medic.tools.repair.answer_completion import twins
 from kernel_medic.tools.repair.edit_space import statement_spans
 from kernel_medic.tools.repair.fill_in import FILL_IN_TEMPLATES
 from kernel_medic.tools.repair.llm import render_prompt
+from kernel_medic.tools.repair.spec_checks import reference_scopes
 from kernel_medic.tools.repair.torch_semantics import reference_semantics
 from kernel_medic.tools.trace import source_hash
 
@@ -398,10 +400,25 @@ def reference_model(source: str, max_lines: int = 40) -> str:
         tree = ast.parse(source)
     except SyntaxError:
         return "\n".join(source.splitlines()[:max_lines])
-    node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)
-    text = ast.get_source_segment(source, node) if node is not None else None
-    lines = (text or trim_reference(source)).splitlines()
+    scopes = reference_scopes(tree)
+    if not scopes:
+        lines = trim_reference(source).splitlines()
+    else:
+        # A TritonBench Model only calls a function holding the operator: shown before it, docstrings
+        # dropped when they would push the computation out of the window.
+        texts = [ast.get_source_segment(source, n) or "" for n in [*scopes[1:][::-1], scopes[0]]]
+        if sum(len(t.splitlines()) + 1 for t in texts) > max_lines:
+            texts = [*(ast.unparse(_undocumented(n)) for n in scopes[1:][::-1]), texts[-1]]
+        lines = "\n\n".join(texts).splitlines()
     return "\n".join(lines[:max_lines] + (["    ..."] if len(lines) > max_lines else []))
+
+
+def _undocumented(fn: ast.AST) -> ast.AST:
+    body = getattr(fn, "body", [])
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and len(body) > 1:
+        fn = copy.copy(fn)
+        fn.body = body[1:]  # type: ignore[attr-defined]
+    return fn
 
 
 def with_twins(source: str, anchor: Anchor) -> Anchor:

@@ -68,6 +68,18 @@ def _dotted(node: ast.expr) -> str:
     return "?"
 
 
+def reference_scopes(module: ast.Module) -> list[ast.AST]:
+    """The reference's Model class first, then the module functions it calls, directly or through each
+    other: a TritonBench reference's Model only calls a function that holds the operator's own calls."""
+    functions = {fn.name: fn for fn in module.body if isinstance(fn, ast.FunctionDef)}
+    scopes: list[ast.AST] = [c for c in module.body if isinstance(c, ast.ClassDef) and c.name == "Model"]
+    for scope in scopes:
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
+                scopes.append(functions.pop(node.func.id))
+    return scopes
+
+
 def honoured_arguments(reference_source: str) -> list[tuple[str, str, str]]:
     """(argument, value, call) the reference's Model passes by keyword, plus `training` for modules whose
     behaviour depends on the mode (batch norm, dropout) since nn.Module starts in training mode."""
@@ -76,15 +88,15 @@ def honoured_arguments(reference_source: str) -> list[tuple[str, str, str]]:
     except SyntaxError:
         return []
     found: list[tuple[str, str, str]] = []
-    for cls in tree.body:
-        if not (isinstance(cls, ast.ClassDef) and cls.name == "Model"):
-            continue
-        for node in ast.walk(cls):
+    scopes = reference_scopes(tree)
+    for scope in scopes:
+        for node in ast.walk(scope):
             if not isinstance(node, ast.Call):
                 continue
             name = _dotted(node.func)
             for kw in node.keywords:
-                if kw.arg in SPEC_ARGUMENTS:
+                literal = scope is scopes[0] or not isinstance(kw.value, ast.Name)
+                if kw.arg in SPEC_ARGUMENTS and literal:
                     found.append((kw.arg, ast.unparse(kw.value), name))
             short = name.rsplit(".", 1)[-1].lower()
             if "batchnorm" in short or short in ("batch_norm", "dropout", "instancenorm1d"):

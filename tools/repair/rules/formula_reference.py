@@ -229,7 +229,14 @@ _TORCH = {
     "mul": "_a * _b",
     "div": "_a / _b",
 }
+_TORCH.update({name: f"tl.{name}(_a)" for name in ("cos", "sin", "floor", "ceil")})
+_TORCH.update({
+    "trunc": "tl.where(_a >= 0.0, tl.floor(_a), tl.ceil(_a))",
+    "rad2deg": "_a * 57.29577951308232",
+    "deg2rad": "_a * 0.017453292519943295",
+})
 _IDENTITY = {"contiguous", "float", "clone", "detach"}
+_FILLED = {"zeros_like": 0.0, "ones_like": 1.0}
 _REDUCE = {"mean", "sum"}
 _PREFIXES = ("torch.nn.functional.", "nn.functional.", "F.", "torch.special.", "torch.")
 
@@ -288,8 +295,11 @@ def _number(value: Any) -> float | None:
 class _Reader:
     """Translates the reference Model's forward into a `_Formula`."""
 
-    def __init__(self, model: ast.ClassDef, init_params: dict[str, Any]) -> None:
+    def __init__(
+        self, model: ast.ClassDef, init_params: dict[str, Any], functions: dict[str, ast.FunctionDef]
+    ) -> None:
         self.params = init_params
+        self.functions = functions  # the reference module's own functions, which the forward may call
         self.attrs: dict[str, ast.expr] = {}
         self.forward: ast.FunctionDef | None = None
         for fn in model.body:
@@ -413,6 +423,8 @@ class _Reader:
             return self.module(module, args)
         if isinstance(func, ast.Call):
             return self.module(func, args)
+        if isinstance(func, ast.Name) and func.id in self.functions:
+            return self.tr(_inlined(self.functions[func.id], node), top)
         if name is None or not name.startswith(("torch.", "nn.", "F.")):
             # A tensor method: `x.sigmoid()`, `(a - b).abs().mean()`.
             if not isinstance(func, ast.Attribute):
@@ -425,6 +437,8 @@ class _Reader:
             if not top:
                 raise _Unsupported("reduction inside the formula")
             return self.tr(args[0], top=True)
+        if short in _FILLED and len(args) == 1:
+            return ast.Constant(_FILLED[short])
         if short in _IDENTITY and len(args) == 1:
             return self.tr(args[0], top)
         if short in ("clamp", "clip", "clamp_min", "clamp_max"):
@@ -433,7 +447,7 @@ class _Reader:
             return self.power(self.tr(args[0]), args[1])
         if short in _OPS:
             return self.op(short, args, {k.arg: k.value for k in node.keywords if k.arg}, {})
-        if short in _TORCH and not node.keywords:
+        if short in _TORCH and all(k.arg == "out" and _is_none(k.value) for k in node.keywords):
             names = {f"_{c}": self.tr(a) for c, a in zip("abc", args, strict=False)}
             return _subst(_TORCH[short], names)
         raise _Unsupported(short)
@@ -504,6 +518,78 @@ class _Reader:
         return _subst(formula, names)
 
 
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+class _Substitute(ast.NodeTransformer):
+    """Replaces names by expressions; what it puts in is not visited again (it is in the caller's names)."""
+
+    def __init__(self, env: dict[str, ast.expr]) -> None:
+        self.env = env
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        return copy.deepcopy(self.env[node.id]) if node.id in self.env else node
+
+
+def _substituted(node: ast.expr, env: dict[str, ast.expr]) -> ast.expr:
+    return _Substitute(env).visit(copy.deepcopy(node))
+
+
+def _static_truth(node: ast.expr) -> bool | None:
+    """The truth of a test over literals (`None is not None`, `not False`), or None when it needs a value."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        value = _Unsupported
+    if value is not _Unsupported:
+        return bool(value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = _static_truth(node.operand)
+        return None if inner is None else not inner
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Is | ast.IsNot):
+        left, right = node.left, node.comparators[0]
+        if isinstance(left, ast.Constant) and isinstance(right, ast.Constant):
+            return (left.value is right.value) == isinstance(node.ops[0], ast.Is)
+    return None
+
+
+def _inlined(fn: ast.FunctionDef, call: ast.Call) -> ast.expr:
+    """A call of a function the reference defines (TritonBench's references are functions a Model calls),
+    as one expression in the caller's names: parameters bound, local assignments substituted, branches on
+    literal arguments (`out=None`, `inplace=False`) taken. Anything else is beyond this reader."""
+    params = [*fn.args.posonlyargs, *fn.args.args]
+    env: dict[str, ast.expr] = dict(zip((p.arg for p in reversed(params)), reversed(fn.args.defaults)))
+    env.update({p.arg: d for p, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults, strict=True) if d})
+    if len(call.args) > len(params) or any(isinstance(a, ast.Starred) for a in call.args):
+        raise _Unsupported(f"{fn.name}: arguments")
+    env.update({p.arg: a for p, a in zip(params, call.args, strict=False)})
+    names = {p.arg for p in [*params, *fn.args.kwonlyargs]}
+    for keyword in call.keywords:
+        if keyword.arg not in names:
+            raise _Unsupported(f"{fn.name}: keyword")
+        env[keyword.arg] = keyword.value
+    if names - set(env):
+        raise _Unsupported(f"{fn.name}: missing argument")
+    body = list(fn.body)
+    while body:
+        stmt = body.pop(0)
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        if isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if len(targets) != 1 or not isinstance(targets[0], ast.Name):
+                raise _Unsupported(f"{fn.name}: assignment")
+            env[targets[0].id] = _substituted(stmt.value, env)
+        elif isinstance(stmt, ast.If) and (taken := _static_truth(_substituted(stmt.test, env))) is not None:
+            body = [*(stmt.body if taken else stmt.orelse), *body]
+        elif isinstance(stmt, ast.Return) and stmt.value is not None:
+            return _substituted(stmt.value, env)
+        else:
+            raise _Unsupported(f"{fn.name}: {type(stmt).__name__}")
+    raise _Unsupported(f"{fn.name}: no return")
+
+
 @lru_cache(maxsize=32)
 def _formula_of(reference_source: str, init_args: tuple[Any, ...]) -> _Formula | None:
     try:
@@ -511,9 +597,12 @@ def _formula_of(reference_source: str, init_args: tuple[Any, ...]) -> _Formula |
     except SyntaxError:
         return None
     context = RuleContext(reference_source, init_args)
+    functions = {node.name: node for node in module.body if isinstance(node, ast.FunctionDef)}
+    for name in ("get_inputs", "get_init_inputs"):
+        functions.pop(name, None)
     for node in module.body:
         if isinstance(node, ast.ClassDef) and node.name == "Model":
-            return _Reader(node, context.init_params()).read()
+            return _Reader(node, context.init_params(), functions).read()
     return None
 
 
