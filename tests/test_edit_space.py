@@ -255,6 +255,50 @@ def test_spec_checks_read_the_functions_a_tritonbench_reference_calls() -> None:
     assert "0.25 -> 0.375" in constants and "0.25 -> 3.0" in constants
 
 
+ROW_BROADCAST = """\
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_scale_kernel(x_ptr, s_ptr, w_ptr, b_ptr, out_ptr, n, C, N, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    r = offs // N
+    c = offs % N
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    s = tl.load(s_ptr + c, mask=mask, other=0.0).to(tl.float32)
+    w = tl.load(w_ptr + pid)
+    b = tl.load(b_ptr + pid)
+    tl.store(out_ptr + offs, x * s * w + b, mask=mask & (c < N))
+
+
+def row_scale(x, scale, weight, bias):
+    out = torch.empty_like(x)
+    n = scale.numel()
+    row_scale_kernel[(triton.cdiv(n, 128),)](x, scale, weight, bias, out, n, 4, x.shape[1], BLOCK=128)
+    return out
+"""
+
+
+def test_edits_reach_loads_cast_after_reading_sizes_of_other_tensors_and_wrapped_indices() -> None:
+    found = _rules(ROW_BROADCAST)
+    text = {rule: " | ".join(ds) for rule, ds in found.items()}
+    # A load read through `.to(...)` is still an address whose index can be another index.
+    assert "c -> r (line 14)" in text["edit_variable"]
+    # A size read from the wrong tensor of the wrapper (a broadcast operand, not the output).
+    assert "row_scale: scale.numel -> out.numel (line 22)" in text["edit_size_tensor"]
+    assert "row_scale: scale.numel -> x.numel" in text["edit_size_tensor"]
+    # A per-channel operand read at the program id wraps at a size the kernel is handed, alone and together.
+    assert "pid -> pid % C in w_ptr + pid (line 15)" in text["edit_index_wrap"]
+    assert "every load at pid reads at pid % C (line 15)" in text["edit_index_wrap"]
+    assert "pid % BLOCK" not in text["edit_index_wrap"]  # a block size is no extent of the data
+    # An index in a bound check stands in for another index, as it does in an address.
+    assert "c -> r (line 17)" in text["edit_variable"]
+
+
 def test_two_mistakes_in_one_statement_are_fixed_by_a_pair_of_edits(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
     # `x * 3.0 + 1.0` for `x * 2.0`: either single fix leaves every element wrong, so neither gains.
     source = scale_candidate(("x * 2.0", "x * 3.0 + 1.0"))

@@ -364,3 +364,10 @@ def test_every_index_rule_has_a_kernel_it_applies_to(rule: str) -> None:
     assert found
     for rw in found:
         compile(rw.source, "candidate.py", "exec")
+
+
+def test_flat_channel_index_wraps_a_plane_index_at_the_channel_count() -> None:
+    # `offs // HW` counts the (batch, channel) planes: every sample after the first reads past C.
+    source = CHANNEL_BIAS.replace("ch = offs % C", "ch = offs // HW")
+    assert ["    ch = (offs // HW) % C"] in options(source, "flat_channel_index")
+    assert ["    ch = (offs // HW) % n_elements"] not in options(source, "flat_channel_index")

@@ -91,6 +91,34 @@ def test_a_loop_accumulating_terms_of_padded_lanes_masks_them_where_they_are_add
     assert not any("total += tl.where" in src for src in found.values())  # a load padded with 0.0 adds 0
 
 
+NAN_COUNT = kernel("""
+    @triton.jit
+    def nanmean_cols(x_ptr, out_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+        cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+        total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        count = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for m0 in range(0, M, BLOCK_M):
+            rows = m0 + tl.arange(0, BLOCK_M)
+            mask = (rows[:, None] < M) & (cols[None, :] < N)
+            vals = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=mask, other=0.0)
+            nan = vals != vals
+            total += tl.where(nan, 0.0, vals)
+            count += tl.where(nan, 0.0, 1.0)
+        tl.store(out_ptr + cols, tl.sum(total, axis=0) / tl.sum(count, axis=0), mask=cols < N)
+""")
+
+
+def test_a_count_of_valid_entries_masks_the_padded_lanes_a_where_on_something_else_leaves_in() -> None:
+    # `tl.where(nan, 0.0, 1.0)` counts a padded lane (loaded as 0.0, not NaN) as a valid entry.
+    found = {rw.description: rw.source for rw in propose(NAN_COUNT, ["mask_reduced_operand"])}
+    counted = [src for d, src in found.items() if d.startswith("nanmean_cols: count += tl.where(mask")]
+    assert counted and "count += tl.where(mask, tl.where(nan, 0.0, 1.0), 0.0)" in counted[0]
+    # A where on the load's own mask is already masked: nothing is proposed for it.
+    masked = NAN_COUNT.replace("tl.where(nan, 0.0, 1.0)", "tl.where(mask & ~nan, 1.0, 0.0)")
+    descriptions = [rw.description for rw in propose(masked, ["mask_reduced_operand"])]
+    assert not any("count +=" in d for d in descriptions)
+
+
 TILE_TWO_MASKS = kernel("""
     @triton.jit
     def col_var(src, mean_ptr, dst, S, F, BLOCK_S: tl.constexpr, BLOCK_F: tl.constexpr):

@@ -526,6 +526,27 @@ def edit_launch_tensor(tree: Tree, context: RuleContext | None) -> Iterator[Edit
                         yield tree.edit(arg.value, cst.Name(other), what)
 
 
+@rule("edit_size_tensor", title="a size read from another tensor of the wrapper", bug_class="edit:variable",
+      per="module", guarded=True)  # fmt: skip
+def edit_size_tensor(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """`n = input.numel()` where the output was meant (a broadcast input is smaller than what the launch
+    must cover): the tensor a `.numel()`, `.shape` or `.size()` reads becomes each other tensor of the
+    wrapper."""
+    for fn in _host_functions(tree.module):
+        scalars = _scalar_names(fn) | _CONSTANTS
+        params = [p.name.value for p in _params(fn) if p.name.value not in scalars | {"self"}]
+        tensors = list(dict.fromkeys([*params, *_allocated(fn)]))
+        for node in findall(fn.body, m.Attribute(value=m.Name(), attr=m.Name("numel") | m.Name("shape"))):
+            assert isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)
+            if node.value.value not in tensors:
+                continue
+            for other in tensors:
+                if other != node.value.value:
+                    read = node.attr.value
+                    what = f"{fn.name.value}: {node.value.value}.{read} -> {other}.{read}"
+                    yield tree.edit(node.value, cst.Name(other), what)
+
+
 _ALLOCATORS = {
     "torch.empty", "torch.zeros", "torch.ones", "torch.full", "torch.empty_like", "torch.zeros_like",
     "torch.ones_like", "torch.full_like", "torch.empty_strided",
@@ -611,10 +632,11 @@ EDITS: dict[str, Rule] = {
 _TYPE_ORDER = (
     "edit_contiguous", "mut_add_mask", "mut_load_other", "mut_compare", "edit_rounding", "edit_size_term",
     "mut_bound_pm1",
-    "edit_grid", "edit_launch_tensor", "edit_flag",
+    "edit_grid", "edit_launch_tensor", "edit_size_tensor", "edit_flag",
     "edit_spec_divisor", "mut_program_id", "edit_reduction", "edit_acc_dtype", "edit_variable",
     "edit_swap_names",
-    "edit_index_term", "edit_index_scale", "edit_lane_term", "edit_row_offset", "mut_swap_args",
+    "edit_index_term", "edit_index_scale", "edit_index_wrap", "edit_lane_term", "edit_row_offset",
+    "mut_swap_args",
     "edit_function", "edit_missing_function", "edit_statement_order", "edit_factor_placement",
     "edit_operator", "mut_literal", "edit_constant",
 )  # fmt: skip

@@ -124,4 +124,54 @@ def edit_index_scale(tree: Tree, fn: cst.FunctionDef, context: RuleContext | Non
                 yield Edit(_apply(tree, replace=mapping), tree.line(group[0][0]), what)
 
 
+@rule("edit_index_wrap", title="an index into a smaller operand wraps at a size or divides by one",
+      bug_class="edit:index_term", guarded=True)  # fmt: skip
+def edit_index_wrap(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """A per-channel or per-row operand read at an index of the whole tensor: `w_ptr + pid` where `pid`
+    counts (n, c) planes wants `pid % C`; per-row statistics at `offs` want `offs // N`. Each index term of a
+    load's address is wrapped at, and divided by, each runtime size the kernel receives."""
+    sources = _index_sources(fn)
+    flow = _flow_names(fn)
+    params = [p.name.value for p in _params(fn) if p.annotation is None]  # not a constexpr
+    pointers = {p for p in params if "ptr" in p.lower()}
+    # Sizes: what the kernel compares, loops to, (un)flattens or multiplies an index by, and a size it is
+    # handed and never reads (the one the index forgot).
+    used = {n for c in findall(fn.body, m.Comparison()) for n in _names(c)}
+    used |= {n for c in _calls(fn.body, "range", "tl.range", "tl.static_range") for n in _names(c)}
+    for op in findall(fn.body, m.BinaryOperation(operator=m.FloorDivide() | m.Modulo() | m.Multiply())):
+        assert isinstance(op, cst.BinaryOperation)
+        used |= _names(op.right) | (_names(op.left) if isinstance(op.operator, cst.Multiply) else set())
+    read = _names(fn.body)
+    sizes = [
+        p
+        for p in params
+        if (p in used or p not in read)
+        and not any(k in p.lower() for k in ("ptr", "stride", "eps", "scale", "alpha", "beta"))
+    ]
+    together: dict[tuple[str, str, str], list[cst.CSTNode]] = {}
+    for load in _calls(fn.body, "tl.load"):
+        if not load.args:
+            continue
+        address = load.args[0].value
+        for term in _leaves(address):
+            if not (isinstance(term, cst.Name) and flow.get(term.value, {term.value}) & sources):
+                continue
+            if flow.get(term.value, set()) & pointers:
+                continue  # a pointer (`row_x = x_ptr + pid * HW`), not an index
+            for size in sizes:
+                if size in _names(address):
+                    continue
+                for op in ("%", "//"):
+                    code = tree.code(address)
+                    what = f"{fn.name.value}: {term.value} -> {term.value} {op} {size} in {code}"
+                    yield tree.edit(term, _expr(f"({term.value} {op} {size})"), what, tree.line(load))
+                    together.setdefault((term.value, op, size), []).append(term)
+    # Weight and bias of one channel are read at the same wrong index: wrapped together.
+    for (name, op, size), terms in together.items():
+        if len(terms) > 1:
+            mapping: dict[cst.CSTNode, cst.CSTNode] = {t: _expr(f"({name} {op} {size})") for t in terms}
+            what = f"{fn.name.value}: every load at {name} reads at {name} {op} {size}"
+            yield Edit(_apply(tree, replace=mapping), tree.line(terms[0]), what)
+
+
 RULES = rules_of(__name__)

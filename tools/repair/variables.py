@@ -76,6 +76,14 @@ def edit_variable(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) 
         if call.args
         for name in findall(call.args[0].value, m.Name())
     }
+    # A bound check tests an index too (`w_num < W` where the input column `iw` was meant); not the lanes'
+    # own mask (`offs < n`), which an index computed from them does not replace.
+    bounded = {
+        id(name)
+        for c in findall(fn.body, m.Comparison())
+        for name in findall(c, m.Name())
+        if isinstance(name, cst.Name) and name.value not in lanes
+    }
     kinds: dict[str, list[str]] = {}
     for name in dict.fromkeys(scope):
         kind = _name_kind(name, pids, masks, blocks) or ("index" if name in derived else None)
@@ -86,7 +94,8 @@ def edit_variable(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) 
         kind = _name_kind(node.value, pids, masks, blocks) or ("index" if node.value in derived else None)
         others = kinds.get(kind or "", []) + clamped.get(node.value, [])
         for other in dict.fromkeys(others):
-            if other == node.value or ({other, node.value} & derived and id(node) not in addressed):
+            checked = id(node) in addressed or (id(node) in bounded and other not in lanes)
+            if other == node.value or ({other, node.value} & derived and not checked):
                 continue
             if id(node) in inside and other in clamped.get(node.value, []):
                 continue  # `g = min(n - first, G)` does not become `g = min(n - first, g)`
@@ -144,6 +153,7 @@ def _clamps(fn: cst.FunctionDef) -> tuple[dict[str, list[str]], set[int]]:
 
 
 _CLAMPS = {"min", "max", "tl.minimum", "tl.maximum"}
+_MODULES = {"tl", "triton", "torch", "math", "libdevice", "F", "nn", "np"}
 
 
 def _lane_indices(fn: cst.FunctionDef, pids: set[str]) -> set[str]:
@@ -181,6 +191,11 @@ def _read_names(root: cst.CSTNode) -> list[cst.Name]:
             return False
 
         def visit_Call(self, node: cst.Call) -> bool:
+            # A method's receiver is read too: the load inside `tl.load(x_ptr + col).to(tl.float32)`.
+            receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+            if receiver is not None and not (isinstance(receiver, cst.Name) and receiver.value in _MODULES):
+                if not isinstance(receiver, cst.Attribute):
+                    receiver.visit(self)
             for a in node.args:
                 a.visit(self)
             return False

@@ -20,6 +20,7 @@ from kernel_medic.tools.repair.rules.base import (
     _constexpr_params,
     _dotted,
     _expr,
+    _flow_names,
     _mask_expressions,
     _names,
     _params,
@@ -67,12 +68,13 @@ def _local_aranges(fn: cst.FunctionDef) -> set[str]:
 
 @rule(
     "flat_channel_index",
-    title="a per-channel operand of a flat kernel is indexed (offs // L) % C, not offs % C",
+    title="a flat kernel's channel index is (offs // L) % C, not offs % C or offs // L",
     bug_class="strides_layout",
     symptoms=("everywhere", "periodic", "scattered", "shape"),
 )
 def flat_channel_index(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
-    """`offs % C` reads a per-channel operand as if channels were the last axis: `(offs // L) % C`."""
+    """`offs % C` reads a per-channel operand as if channels were the last axis, `offs // L` counts planes
+    of every sample: both are `(offs // L) % C`."""
     ints = _int_params(fn)
     # Only a modulo that indexes a small operand directly (`b = tl.load(bias_ptr + c)`): a broadcast.
     indices = {
@@ -97,6 +99,32 @@ def flat_channel_index(tree: Tree, fn: cst.FunctionDef, context: RuleContext | N
                 continue
             new = _expr(f"({op.left.value} // {inner}) % {op.right.value}")
             what = f"{fn.name.value}: channel index ({op.left.value} // {inner}) % {op.right.value}"
+            yield tree.edit(op, new, what)
+    # The other half of the same slip: `offs // L` is the index of the (batch, channel) plane, which only
+    # names a channel once it wraps at C.
+    flow = _flow_names(fn)
+    lanes = {t for targets, value in _assignments(fn.body) if _calls(value, "tl.arange") for t in targets}
+    wrapped = {
+        _render(op.left)
+        for op in findall(fn.body, m.BinaryOperation(operator=m.Modulo()))
+        if isinstance(op, cst.BinaryOperation)
+    }
+    # Extents: a size the kernel bounds something by, or one it is handed and never reads (strides are read
+    # only in products).
+    compared = {n for c in findall(fn.body, m.Comparison()) for n in _names(c)}
+    extents = [n for n in ints if n in compared or n not in _names(fn.body)]
+    for _, op in _assignments(fn.body):
+        if not (isinstance(op, cst.BinaryOperation) and isinstance(op.operator, cst.FloorDivide)):
+            continue
+        if not (isinstance(op.left, cst.Name) and isinstance(op.right, cst.Name) and op.right.value in ints):
+            continue
+        if not flow.get(op.left.value, {op.left.value}) & lanes or op.left.value in wrapped:
+            continue  # a program id's split, or a (row, column) pair already taken apart with `%`
+        for outer in extents:
+            if outer == op.right.value or any(k in outer.lower() for k in ("elem", "numel", "total")):
+                continue
+            new = _expr(f"({op.left.value} // {op.right.value}) % {outer}")
+            what = f"{fn.name.value}: channel index ({op.left.value} // {op.right.value}) % {outer}"
             yield tree.edit(op, new, what)
 
 

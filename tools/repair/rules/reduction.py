@@ -601,6 +601,17 @@ def _pads_with(load: cst.Call, neutral: str) -> bool:
     return _is_inf(other.value, negative=neutral.startswith("-"))
 
 
+def _masked_by(expr: cst.BaseExpression, masks: list[cst.BaseExpression]) -> bool:
+    """A `tl.where` in `expr` already selects on one of the loads' masks. A `tl.where` on something else
+    (`tl.where(is_nan, 0.0, 1.0)` counting valid entries) still gives padded lanes a value."""
+    names = set().union(*(_names(mk) for mk in masks)) if masks else set()
+    for where in _calls(expr, "tl.where"):
+        condition = _arg(where, "condition", 0)
+        if condition is None or _names(condition.value) & names:
+            return True
+    return False
+
+
 @rule(
     "mask_reduced_operand",
     title="padded lanes are masked out of what a reduction folds",
@@ -628,13 +639,13 @@ def mask_reduced_operand(tree: Tree, fn: cst.FunctionDef, context: RuleContext |
     sites: list[tuple[cst.Call, cst.Arg, str, str]] = []
     for red in _calls(fn.body, *_FOLD_NEUTRAL):
         operand = _arg(red, "input", 0)
-        if operand is None or _calls(operand.value, "tl.where"):
+        if operand is None:
             continue
         neutral = _FOLD_NEUTRAL[_dotted(red.func) or ""]
         names = _names(operand.value)
         direct = _calls(operand.value, "tl.load", *helpers)
         feeding = [(ld, mk) for ld, mk, reach in reaches if reach & names or any(ld is d for d in direct)]
-        if not feeding:
+        if not feeding or _masked_by(operand.value, [mk for _, mk in feeding]):
             continue
         # A bare load padded with this reduction's own neutral element is already right.
         bare = _load_chain(operand.value)
@@ -668,11 +679,13 @@ def mask_reduced_operand(tree: Tree, fn: cst.FunctionDef, context: RuleContext |
         in_loop = [(ld, mk, r) for ld, mk, r in reaches if any(a is loop for a in _ancestors(tree, ld))]
         for add in findall(loop.body, m.AugAssign(operator=m.AddAssign())):
             assert isinstance(add, cst.AugAssign)
-            if _calls(add.value, "tl.where", "tl.sum", "tl.max", "tl.min"):
+            if _calls(add.value, "tl.sum", "tl.max", "tl.min"):
                 continue
             names = _names(add.value)
             direct = _calls(add.value, "tl.load")
             feeding = [mk for ld, mk, reach in in_loop if reach & names or any(ld is d for d in direct)]
+            if _masked_by(add.value, feeding):
+                continue
             bare = _load_chain(add.value)
             if bare is None and isinstance(add.value, cst.Name):
                 chains = [_load_chain(v) for v in values.get(add.value.value, [])]
