@@ -530,13 +530,13 @@ def edit_launch_tensor(tree: Tree, context: RuleContext | None) -> Iterator[Edit
       per="module", guarded=True)  # fmt: skip
 def edit_size_tensor(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     """`n = input.numel()` where the output was meant (a broadcast input is smaller than what the launch
-    must cover): the tensor a `.numel()`, `.shape` or `.size()` reads becomes each other tensor of the
-    wrapper."""
+    must cover): the tensor a `.numel()` reads becomes each other tensor of the wrapper. (`.shape` reads
+    unpack dimensions everywhere in a wrapper: swapping their tensors crowded out the kernel's edits.)"""
     for fn in _host_functions(tree.module):
         scalars = _scalar_names(fn) | _CONSTANTS
         params = [p.name.value for p in _params(fn) if p.name.value not in scalars | {"self"}]
         tensors = list(dict.fromkeys([*params, *_allocated(fn)]))
-        for node in findall(fn.body, m.Attribute(value=m.Name(), attr=m.Name("numel") | m.Name("shape"))):
+        for node in findall(fn.body, m.Attribute(value=m.Name(), attr=m.Name("numel"))):
             assert isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name)
             if node.value.value not in tensors:
                 continue
@@ -632,13 +632,14 @@ EDITS: dict[str, Rule] = {
 _TYPE_ORDER = (
     "edit_contiguous", "mut_add_mask", "mut_load_other", "mut_compare", "edit_rounding", "edit_size_term",
     "mut_bound_pm1",
-    "edit_grid", "edit_launch_tensor", "edit_size_tensor", "edit_flag",
+    "edit_grid", "edit_launch_tensor", "edit_flag",
     "edit_spec_divisor", "mut_program_id", "edit_reduction", "edit_acc_dtype", "edit_variable",
     "edit_swap_names",
-    "edit_index_term", "edit_index_scale", "edit_index_wrap", "edit_lane_term", "edit_row_offset",
-    "mut_swap_args",
+    "edit_index_term", "edit_index_scale", "edit_lane_term", "edit_row_offset", "mut_swap_args",
     "edit_function", "edit_missing_function", "edit_statement_order", "edit_factor_placement",
     "edit_operator", "mut_literal", "edit_constant",
+    # Last at a statement: rarely the bug where another edit also applies, and they offer many.
+    "edit_size_tensor", "edit_index_wrap",
 )  # fmt: skip
 
 
