@@ -542,8 +542,7 @@ def edit_size_tensor(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
                 continue
             for other in tensors:
                 if other != node.value.value:
-                    read = node.attr.value
-                    what = f"{fn.name.value}: {node.value.value}.{read} -> {other}.{read}"
+                    what = f"{fn.name.value}: {node.value.value}.numel -> {other}.numel"
                     yield tree.edit(node.value, cst.Name(other), what)
 
 

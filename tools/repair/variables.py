@@ -193,9 +193,11 @@ def _read_names(root: cst.CSTNode) -> list[cst.Name]:
         def visit_Call(self, node: cst.Call) -> bool:
             # A method's receiver is read too: the load inside `tl.load(x_ptr + col).to(tl.float32)`.
             receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
-            if receiver is not None and not (isinstance(receiver, cst.Name) and receiver.value in _MODULES):
-                if not isinstance(receiver, cst.Attribute):
-                    receiver.visit(self)
+            module = isinstance(receiver, cst.Attribute) or (
+                isinstance(receiver, cst.Name) and receiver.value in _MODULES
+            )
+            if receiver is not None and not module:
+                receiver.visit(self)
             for a in node.args:
                 a.visit(self)
             return False

@@ -522,28 +522,12 @@ def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
-class _Substitute(ast.NodeTransformer):
-    """Replaces names by expressions; what it puts in is not visited again (it is in the caller's names)."""
-
-    def __init__(self, env: dict[str, ast.expr]) -> None:
-        self.env = env
-
-    def visit_Name(self, node: ast.Name) -> ast.expr:
-        return copy.deepcopy(self.env[node.id]) if node.id in self.env else node
-
-
-def _substituted(node: ast.expr, env: dict[str, ast.expr]) -> ast.expr:
-    return _Substitute(env).visit(copy.deepcopy(node))
-
-
 def _static_truth(node: ast.expr) -> bool | None:
     """The truth of a test over literals (`None is not None`, `not False`), or None when it needs a value."""
     try:
-        value = ast.literal_eval(node)
+        return bool(ast.literal_eval(node))
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        value = _Unsupported
-    if value is not _Unsupported:
-        return bool(value)
+        pass
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         inner = _static_truth(node.operand)
         return None if inner is None else not inner
@@ -580,11 +564,11 @@ def _inlined(fn: ast.FunctionDef, call: ast.Call) -> ast.expr:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             if len(targets) != 1 or not isinstance(targets[0], ast.Name):
                 raise _Unsupported(f"{fn.name}: assignment")
-            env[targets[0].id] = _substituted(stmt.value, env)
-        elif isinstance(stmt, ast.If) and (taken := _static_truth(_substituted(stmt.test, env))) is not None:
+            env[targets[0].id] = _subst(stmt.value, env)
+        elif isinstance(stmt, ast.If) and (taken := _static_truth(_subst(stmt.test, env))) is not None:
             body = [*(stmt.body if taken else stmt.orelse), *body]
         elif isinstance(stmt, ast.Return) and stmt.value is not None:
-            return _substituted(stmt.value, env)
+            return _subst(stmt.value, env)
         else:
             raise _Unsupported(f"{fn.name}: {type(stmt).__name__}")
     raise _Unsupported(f"{fn.name}: no return")
@@ -598,8 +582,6 @@ def _formula_of(reference_source: str, init_args: tuple[Any, ...]) -> _Formula |
         return None
     context = RuleContext(reference_source, init_args)
     functions = {node.name: node for node in module.body if isinstance(node, ast.FunctionDef)}
-    for name in ("get_inputs", "get_init_inputs"):
-        functions.pop(name, None)
     for node in module.body:
         if isinstance(node, ast.ClassDef) and node.name == "Model":
             return _Reader(node, context.init_params(), functions).read()

@@ -604,7 +604,7 @@ def _pads_with(load: cst.Call, neutral: str) -> bool:
 def _masked_by(expr: cst.BaseExpression, masks: list[cst.BaseExpression]) -> bool:
     """A `tl.where` in `expr` already selects on one of the loads' masks. A `tl.where` on something else
     (`tl.where(is_nan, 0.0, 1.0)` counting valid entries) still gives padded lanes a value."""
-    names = set().union(*(_names(mk) for mk in masks)) if masks else set()
+    names = set().union(*(_names(mk) for mk in masks))
     for where in _calls(expr, "tl.where"):
         condition = _arg(where, "condition", 0)
         if condition is None or _names(condition.value) & names:
