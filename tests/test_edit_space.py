@@ -748,3 +748,37 @@ def test_two_names_of_one_kind_swap_within_a_statement() -> None:
     assert "epilogue(acc_ptr, bias_ptr, out_ptr, alpha, beta," in found[key]  # the signature is untouched
     assert not any("acc_ptr <-> bias_ptr" in d for d in found)  # pointers: edit_variable and the launch
     assert not any(d.startswith("epilogue: stride_a <-> stride_b") for d in found)  # never in one statement
+
+
+CLAMP_THEN_SQUARE = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def hinge_kernel(x_ptr, out_ptr, n, margin, P: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    d = margin - x
+    hinge = tl.where(d > 0, d, 0.0)
+    if P == 2:
+        hinge = d * d
+    tl.store(out_ptr + offs, hinge, mask=mask)
+    y = tl.exp(x)
+    tl.store(out_ptr + n + offs, x, mask=mask)
+"""
+
+
+def test_a_statement_reads_the_value_a_step_before_the_one_left_unread() -> None:
+    found = _rules(CLAMP_THEN_SQUARE).get("edit_stale_read", [])
+    # The clamp is overwritten unread on the P == 2 path: the square reads `d` where `hinge` was meant (both
+    # reads at once), and nothing before the overwrite other than it.
+    assert "hinge_kernel: d -> hinge (the value line 11 computed from it) (line 13)" in found
+    edits = [rw for rw in generate(CLAMP_THEN_SQUARE) if rw.rule == "edit_stale_read"]
+    sources = {rw.description: rw.source for rw in edits}
+    assert "hinge = hinge * hinge" in sources[found[0]]
+    # A value never read at all (`y`): a later statement reading what it was computed from may have meant it.
+    assert "hinge_kernel: x -> y (the value line 15 computed from it) (line 16)" in found
+    # A value that is read (`d`, `hinge` on the other path) offers nothing; nor do loads' pointers.
+    assert not any(" -> d " in f or "x_ptr" in f or "offs ->" in f for f in found), found

@@ -426,7 +426,6 @@ def test_an_edit_that_breaks_the_kernel_is_not_proposed_for_a_running_base(tmp_p
     assert verdicts and set(verdicts) <= {"mismatch"}, verdicts
 
 
-
 ABS_SUM_REFERENCE = """\
 import torch
 import torch.nn as nn
@@ -500,3 +499,27 @@ def test_a_whole_pass_beats_a_partial_fix_verified_in_the_same_round(tmp_path: P
     assert outcome.proposal is not None
     assert "tl.sum(tl.where" not in outcome.proposal.source, outcome.proposal.description
     assert evaluate(outcome.proposal.source, "full")["verdict"] == "pass", outcome.proposal.description
+
+
+TRIPLET_SWAP = Path("benchmarks/holdout7/loss_01_triplet_margin_swap").resolve()
+
+
+def test_a_loss_takes_the_edit_that_passes_most_cases_not_the_one_nearest_on_one_number(
+    tmp_path: Path, evaluator
+) -> None:  # type: ignore[no-untyped-def]
+    # A scalar loss with two bugs (the swap takes the maximum, padded rows add the margin). On the one number
+    # the screening compares, edits that tune it by accident come nearer than the swap's fix (passing the
+    # feature size for another size shrinks the swapped distance so the maximum never picks it); checked
+    # first, they were taken and the search never recovered. The full tier's cases tell them apart.
+    problem = load_problem(TRIPLET_SWAP)
+
+    def evaluate(source: str, tier: str) -> dict:
+        return evaluator.evaluate(problem.with_candidate(source), tier=tier).to_dict()
+
+    report = evaluate(problem.candidate_source, "full")
+    assert {case["numel"] for case in report["cases"]} == {1}
+    request = request_for(problem.candidate_source, report=report, reference_source=problem.reference_source)
+    outcome = OfflinePatcher(evaluate, workers=2, namespace=str(tmp_path), time_budget_s=600).propose(request)
+    assert outcome.proposal is not None
+    assert "tl.maximum -> tl.minimum (line 52)" in outcome.proposal.description
+    assert evaluate(outcome.proposal.source, "full")["score"] > 0.9

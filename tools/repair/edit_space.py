@@ -24,6 +24,7 @@ from kernel_medic.tools.repair import (
     reductions,
     size_terms,
     spec_checks,
+    stale_read,
     statement_order,
     variables,
 )
@@ -623,6 +624,7 @@ EDITS: dict[str, Rule] = {
         lane_term.__name__,
         reductions.__name__,
         variables.__name__,
+        stale_read.__name__,
     )
     for r in rules_of(module)
 }
@@ -635,7 +637,8 @@ _TYPE_ORDER = (
     "edit_spec_divisor", "mut_program_id", "edit_reduction", "edit_acc_dtype", "edit_variable",
     "edit_swap_names",
     "edit_index_term", "edit_index_scale", "edit_lane_term", "edit_row_offset", "mut_swap_args",
-    "edit_function", "edit_missing_function", "edit_statement_order", "edit_factor_placement",
+    "edit_function", "edit_stale_read", "edit_missing_function", "edit_statement_order",
+    "edit_factor_placement",
     "edit_operator", "mut_literal", "edit_constant",
     # Last at a statement: rarely the bug where another edit also applies, and they offer many.
     "edit_size_tensor", "edit_index_wrap",

@@ -42,7 +42,7 @@ SCREEN_BATCH = 8
 """Candidate edits screened at once on the light tier (a RepairConfig field would be the place for it)."""
 SCREEN_LIMIT = 48
 """Most candidate edits screened for one proposal (cached: a later proposal on the same base is cheap)."""
-MICRO_FACTOR = 3
+MICRO_FACTOR = 8
 """On the micro tier an edit costs a fraction of a light run: this many times more edits fit one proposal."""
 PAIR_FIRSTS = 8
 """Single edits at the most suspect statement that a second edit is tried on top of (a third as many at
@@ -55,6 +55,11 @@ PAIR_SCREENS = 64
 """Most two-edit candidates screened for one proposal (only when no single edit gains)."""
 FULL_CHECKS = 6
 """Most screened edits run on the full tier for one proposal before the most promising is proposed."""
+FEW_ELEMENTS = 4
+"""Outputs of at most this many numbers per case rank edits by the full tier's cases, not the screening's."""
+FEW_ELEMENT_CHECKS = 3
+"""For such outputs this many times FULL_CHECKS finalists run on the full tier before a partial gain is
+taken."""
 SLIVER = 0.05
 """A full-tier gain closing less of the gap to 1.0 than this share does not end the checks early: a wrong edit
 that happens to fix a few elements must not be kept before the other promising edits have run."""
@@ -224,7 +229,11 @@ class OfflinePatcher:
         screened = [s for s in screened if _no_worse(s.verdict, base_verdict)]
         # The light case cannot tell edits apart when it already passes (or ties): the full tier decides.
         viable = [s for s in screened if s.light >= base_light and s.light >= 0]
-        checks = viable[: self.full_checks]
+        # An output of a few numbers (a loss) gives the screening one number to rank by: an edit that tunes it
+        # by accident (a size swapped so a swap branch never wins) comes nearer than the fix. The full tier's
+        # cases are then the only evidence, so more finalists run there and a partial gain waits for them.
+        few = _few_elements(request.report)
+        checks = viable[: self.full_checks * (FEW_ELEMENT_CHECKS if few else 1)]
         step = max(1, self.workers)
         gains: list[tuple[Screened, str, float]] = []
         namespace = self.namespace
@@ -248,10 +257,17 @@ class OfflinePatcher:
             gains.sort(key=lambda item: (item[1] != "pass", -max(item[2], base_full), item[0].size))
             if gains and (
                 gains[0][1] == "pass"
-                or gains[0][2] - base_full >= SLIVER * (1.0 - base_full)
-                or fixes_cases(gains[0][0].rewrite.source, request.report, self.namespace)
+                or (
+                    not few
+                    and (
+                        gains[0][2] - base_full >= SLIVER * (1.0 - base_full)
+                        or fixes_cases(gains[0][0].rewrite.source, request.report, self.namespace)
+                    )
+                )
             ):
                 return PatchOutcome(_proposal(gains[0][0].rewrite))
+        if few and gains and gains[0][2] > base_full:
+            return PatchOutcome(_proposal(gains[0][0].rewrite))  # the best of all finalists checked
         # No single edit passes or closes a real share of the gap: two edits on the most suspect statement
         # may (a statement with two mistakes); a sliver stays the fallback.
         # Pairs need a screening case that shows the bug (a base that passes it cannot rank them) and time.
@@ -354,6 +370,12 @@ class OfflinePatcher:
             and source_hash(rw.source) not in request.seen_hashes
             and (self.admissible is None or self.admissible(rw.source, request.source))
         ]
+
+
+def _few_elements(report: dict[str, Any] | None) -> bool:
+    """Whether every counted case of a full-tier report has an output of a few numbers (a loss, a norm)."""
+    cases = [c for c in (report or {}).get("cases") or [] if c.get("counted", True)]
+    return bool(cases) and all(0 < int(c.get("numel") or 0) <= FEW_ELEMENTS for c in cases)
 
 
 def _spread(items: list[Any], kind: Callable[[Any], str]) -> list[Any]:
