@@ -782,3 +782,51 @@ def test_a_statement_reads_the_value_a_step_before_the_one_left_unread() -> None
     assert "hinge_kernel: x -> y (the value line 15 computed from it) (line 16)" in found
     # A value that is read (`d`, `hinge` on the other path) offers nothing; nor do loads' pointers.
     assert not any(" -> d " in f or "x_ptr" in f or "offs ->" in f for f in found), found
+
+
+TILES_WITHOUT_THEIR_AXIS = """\
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def tile_kernel(x_ptr, out_ptr, R, L, stride, BLOCK_R: tl.constexpr, BLOCK_L: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
+    cols = tl.program_id(1) * BLOCK_L + tl.arange(0, BLOCK_L)
+    mask = (rows[:, None] < R) & (cols[None, :] < L)
+    x = tl.load(x_ptr + rows[:, None] * stride + cols[None, :], mask=mask, other=0.0)
+    tl.store(out_ptr + rows[:, None] * stride + cols[None, :], x * 2.0, mask=mask)
+
+
+def double(x):
+    R, L = x.shape
+    out = torch.empty_like(x)
+    BLOCK_R = 16
+    BLOCK_L = 32
+    grid = (triton.cdiv(R, BLOCK_R),)
+    tile_kernel[grid](x, out, R, L, x.stride(0), BLOCK_R=BLOCK_R, BLOCK_L=BLOCK_L)
+    return out
+"""
+
+
+def test_a_grid_missing_an_axis_the_kernel_reads_gets_it_as_a_count_of_blocks() -> None:
+    found = [rw for rw in generate(TILES_WITHOUT_THEIR_AXIS) if rw.rule == "edit_grid"]
+    added = [rw.description for rw in found if "grid gets a dimension" in rw.description]
+    # Columns tiled by program_id(1) under a 1-D grid: the axis's count of blocks, not one program per column.
+    assert "double: grid gets a dimension triton.cdiv(L, BLOCK_L) (line 20)" in added
+    assert found[0].description.startswith("double: grid gets a dimension")  # before resizing the axis it has
+    # A kernel that reads axis 0 only gets no block counts for an axis it never reads.
+    one_axis = TILES_WITHOUT_THEIR_AXIS.replace("tl.program_id(1) * BLOCK_L", "0 * BLOCK_L")
+    added = [rw.description for rw in generate(one_axis) if "grid gets a dimension" in rw.description]
+    assert added and not any("cdiv" in d for d in added)
+
+
+def test_an_accumulation_changes_direction() -> None:
+    # `acc += w * v` where each term is subtracted (a difference's weights of the opposite sign).
+    found = _rules(
+        CLAMP_THEN_SQUARE.replace(
+            "    hinge = tl.where", "    acc = 0.0\n    acc += x * d\n    hinge = tl.where"
+        )
+    )
+    assert "hinge_kernel: acc += x * d -> acc -= x * d (line 12)" in found["edit_operator"]

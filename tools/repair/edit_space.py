@@ -75,7 +75,21 @@ def edit_operator(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) 
             new_op = kind(whitespace_before=old.whitespace_before, whitespace_after=old.whitespace_after)
             new = op.with_changes(operator=new_op)
             yield tree.edit(op, new, f"{fn.name.value}: {tree.code(op)} -> {_render(new)}")
+    # An accumulation's sign or direction (`acc += w * v` where every term should be subtracted).
+    for aug in findall(fn.body, m.AugAssign()):
+        assert isinstance(aug, cst.AugAssign)
+        other = _AUGMENTED.get(type(aug.operator))
+        if other is not None:
+            new_aug = aug.with_changes(operator=other(whitespace_before=aug.operator.whitespace_before))
+            yield tree.edit(aug, new_aug, f"{fn.name.value}: {tree.code(aug)} -> {_render(new_aug)}")
 
+
+_AUGMENTED: dict[type, type] = {
+    cst.AddAssign: cst.SubtractAssign,
+    cst.SubtractAssign: cst.AddAssign,
+    cst.MultiplyAssign: cst.DivideAssign,
+    cst.DivideAssign: cst.MultiplyAssign,
+}
 
 # Families of interchangeable functions: a call may be swapped for another of its family.
 _FUNCTION_FAMILIES: tuple[tuple[str, ...], ...] = (
@@ -472,16 +486,19 @@ def edit_grid(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
             # points at the launch that leaves the output unwritten, not at the tuple it reads.
             launched = (tree.line(launch),)
             entries = [e.value for e in grid.elements]
+            # An axis the kernel reads that the grid lacks (`tl.program_id(1)` under a 1-D grid): every
+            # program runs as that axis's first, and the tiles past it are never written. It comes first, with
+            # its count of blocks (`triton.cdiv(L, BLOCK_L)`), not only a program per element.
+            missing = len(entries) < 3 and len(entries) in _axes_read(tree.module, launch)
+            for option in dict.fromkeys(options if missing else sizes if len(entries) < 3 else []):
+                new = _expr("(" + ", ".join([*(_render(e) for e in entries), option]) + ",)")
+                what = f"{fn.name.value}: grid gets a dimension {option}"
+                yield tree.edit(grid, new, what, also=launched)
             for i, entry in enumerate(entries):
                 for option in options:
                     if option != _render(entry):
                         what = f"{fn.name.value}: grid[{i}] = {option}"
                         yield tree.edit(entry, _expr(option), what, also=launched)
-            if len(entries) < 3:
-                for option in sizes:
-                    new = _expr("(" + ", ".join([*(_render(e) for e in entries), option]) + ",)")
-                    what = f"{fn.name.value}: grid gets a dimension {option}"
-                    yield tree.edit(grid, new, what, also=launched)
             if len(entries) > 1 and _axes_read(tree.module, launch) <= {0}:
                 # CUDA habit: (blocks, threads per block) for a kernel that reads only axis 0. The extra
                 # axes repeat every program (and multiply an interpreter's cost): one axis, resized.
