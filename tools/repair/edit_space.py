@@ -489,8 +489,8 @@ def edit_grid(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
             # An axis the kernel reads that the grid lacks (`tl.program_id(1)` under a 1-D grid): every
             # program runs as that axis's first, and the tiles past it are never written. It comes first, with
             # its count of blocks (`triton.cdiv(L, BLOCK_L)`), not only a program per element.
-            missing = len(entries) < 3 and len(entries) in _axes_read(tree.module, launch)
-            for option in dict.fromkeys(options if missing else sizes if len(entries) < 3 else []):
+            added = options if len(entries) in _axes_read(tree.module, launch) else sizes
+            for option in dict.fromkeys(added if len(entries) < 3 else []):
                 new = _expr("(" + ", ".join([*(_render(e) for e in entries), option]) + ",)")
                 what = f"{fn.name.value}: grid gets a dimension {option}"
                 yield tree.edit(grid, new, what, also=launched)

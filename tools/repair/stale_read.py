@@ -17,6 +17,7 @@ from kernel_medic.tools.repair.rules.base import (
     Edit,
     RuleContext,
     Tree,
+    _assignments,
     _names,
     _replace_many,
     rule,
@@ -39,16 +40,6 @@ def _target(stmt: cst.SimpleStatementLine) -> tuple[str, cst.BaseExpression] | N
     return assign.targets[0].target.value, assign.value
 
 
-def _written(stmt: cst.SimpleStatementLine) -> set[str]:
-    out: set[str] = set()
-    for small in stmt.body:
-        if isinstance(small, cst.Assign):
-            out |= set().union(*(_names(t.target) for t in small.targets))
-        elif isinstance(small, cst.AugAssign | cst.AnnAssign):
-            out |= _names(small.target)
-    return out
-
-
 @rule(
     "edit_stale_read",
     title="a statement reads a value from before the step meant to transform it",
@@ -57,13 +48,11 @@ def _written(stmt: cst.SimpleStatementLine) -> set[str]:
 )
 def edit_stale_read(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
     stmts = [s for s in findall(fn.body, m.SimpleStatementLine()) if isinstance(s, cst.SimpleStatementLine)]
-    reads = [{n.value for n in _read_names(s)} for s in stmts]
-    called = {
-        name
-        for call in findall(fn.body, m.Call())
-        if isinstance(call, cst.Call) and isinstance(call.func, cst.Name)
-        for name in [call.func.value]
-    }
+    read_nodes = [_read_names(s) for s in stmts]
+    reads = [{n.value for n in nodes} for nodes in read_nodes]
+    writes = [set().union(*(targets for targets, _ in _assignments(s))) for s in stmts]
+    calls = [c for c in findall(fn.body, m.Call()) if isinstance(c, cst.Call)]
+    called = {c.func.value for c in calls if isinstance(c.func, cst.Name)}
     for i, stmt in enumerate(stmts):
         found = _target(stmt)
         if found is None:
@@ -74,16 +63,16 @@ def edit_stale_read(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
             continue
         # The next statement that mentions the new value: an overwrite that does not read it leaves the
         # value unread on this path; no mention at all leaves it unread everywhere.
-        later = next((j for j in range(i + 1, len(stmts)) if new in reads[j] | _written(stmts[j])), None)
+        later = next((j for j in range(i + 1, len(stmts)) if new in reads[j] | writes[j]), None)
         if later is None:
             window = range(i + 1, min(len(stmts), i + 1 + _LOOKAHEAD))
-        elif new not in reads[later] and new in _written(stmts[later]):
+        elif new not in reads[later]:
             window = range(i + 1, later + 1)
         else:
             continue
         for j in window:
             for old in sorted(sources & reads[j]):
-                nodes = [n for n in _read_names(stmts[j]) if n.value == old]
+                nodes = [n for n in read_nodes[j] if n.value == old]
                 what = f"{fn.name.value}: {old} -> {new} (the value line {tree.line(stmt)} computed from it)"
                 yield Edit(
                     _replace_many(tree.module, {n: cst.Name(new) for n in nodes}), tree.line(stmts[j]), what
