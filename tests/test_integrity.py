@@ -74,6 +74,7 @@ CHEATS: dict[str, tuple[str, str | None, str]] = {
     "cheat_sleeper": ("scale", None, "sleeper_mismatch"),
     "cheat_device_branch": ("scale", None, "device_branch"),
     "cheat_interpreter_env": ("scale", None, "device_branch"),
+    "cheat_block_from_other_dim": ("rowsum_tall", None, "held_back_coverage"),
     # misclassification
     "cheat_shape_alloc": ("scale", None, "tensor_method_compute"),
     # a host epilogue that is the whole reduction

@@ -140,14 +140,25 @@ def held_back_problem(problem: Problem, seeds: tuple[int, ...] = HELD_BACK_SEEDS
     """The problem with seeds, value draws and shapes the repair loop's own tests never use."""
     constants = module_int_constants(problem.reference_source)
     shape = {name: _odd_below(v, 3) for name, v in constants.items() if v >= _SMALLEST_CHANGED}
+    shapes = [shape, _reordered(shape)] if shape else []
     config = dataclasses.replace(
         problem.config,
         seeds=tuple(seeds),
         input_sets=(),
-        derived_shapes=(shape,) if shape else (),
+        derived_shapes=tuple(s for i, s in enumerate(shapes) if s not in shapes[:i]),
         automatic_shapes=False,
     )
     return dataclasses.replace(problem, config=config)
+
+
+def _reordered(shape: dict[str, int]) -> dict[str, int]:
+    """The same sizes handed out in reverse order: the largest dimension becomes the smallest. Every tested
+    shape keeps the default's order (lowering keeps it), so a repair right only while one size exceeds
+    another (a block sized by the batch for a row of features, a loop over the wrong dimension) passes them
+    all; here it fails. A reference that refuses the reordered sizes drops the case (the evaluator's rule for
+    any shape its reference cannot run)."""
+    names = sorted(shape, key=lambda name: (shape[name], name))
+    return dict(zip(names, sorted(shape.values(), reverse=True), strict=True))
 
 
 def _odd_below(value: int, rank: int) -> int:
