@@ -1,9 +1,9 @@
 """The near-miss corpora: every candidate runs and fails validation, every fix passes the full tier.
 
-Eight corpora share the format: benchmarks/near_miss (the main corpus), benchmarks/holdout (held-out cases
+Nine corpora share the format: benchmarks/near_miss (the main corpus), benchmarks/holdout (held-out cases
 written after the repair rules, to measure how the engine generalises), benchmarks/holdout2 (a second
-held-out corpus, written after the third round of rules), benchmarks/holdout3 to benchmarks/holdout7
-(written in rounds 33 to 37 and 44 in the style of real LLM near-misses, by writers who had not read
+held-out corpus, written after the third round of rules), benchmarks/holdout3 to benchmarks/holdout8
+(written in rounds 33 to 37, 44 and 46 in the style of real LLM near-misses, by writers who had not read
 the rules).
 """
 
@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from kernel_medic.tools.evaluation.cases import VALUE_VARIANTS
 from kernel_medic.tools.evaluation.corpus import CATEGORIES, CorpusCase, load_case, load_corpus
 from kernel_medic.tools.evaluation.evaluate import Evaluator
 from kernel_medic.tools.evaluation.problem import load_problem
@@ -27,11 +28,11 @@ HOLDOUT4 = BENCHMARKS / "holdout4"
 HOLDOUT5 = BENCHMARKS / "holdout5"
 HOLDOUT6 = BENCHMARKS / "holdout6"
 HOLDOUT7 = BENCHMARKS / "holdout7"
+HOLDOUT8 = BENCHMARKS / "holdout8"
 NEAR_MISS_VERDICTS = {"mismatch", "shape_mismatch", "dtype_mismatch"}
 CASE_VERDICTS = NEAR_MISS_VERDICTS | {"pass"}
 # Names the evaluator gives its full-tier cases; meta's exposed_by may name a family ("shape") or one case.
-CASE_FAMILIES = ("seed", "x100", "x1e-3", "all_negative", "all_positive", "shifted_mean", "heavy_tailed")
-CASE_FAMILIES += ("integer_ties", "shape", "noncontig")
+CASE_FAMILIES = ("seed", *VALUE_VARIANTS, "shape", "noncontig")
 MIN_CASES, MIN_PER_CATEGORY = 60, 5
 MIN_HOLDOUT_PER_CATEGORY = 2
 
@@ -46,7 +47,7 @@ def _all_cases() -> list[object]:
     """(root, name) for every case of every corpus; test ids read `<corpus>/<case>` (`holdout2/<case>`)."""
     return [
         pytest.param(root, name, id=f"{root.name}/{name}")
-        for root in (CORPUS, HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4, HOLDOUT5, HOLDOUT6, HOLDOUT7)
+        for root in (CORPUS, HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4, HOLDOUT5, HOLDOUT6, HOLDOUT7, HOLDOUT8)
         for name in _case_folders(root)
     ]
 
@@ -145,6 +146,12 @@ def test_holdout6_covers_every_category() -> None:
 def test_holdout7_covers_every_category() -> None:
     # Written in round 44 like holdout6: TritonBench-style operators with non-default keyword arguments.
     cases = _check_held_out_corpus(HOLDOUT7)
+    assert len(cases) >= 20
+
+
+def test_holdout8_covers_every_category() -> None:
+    # Written in round 46: KernelBench level-2 style fused modules (a heavy op, then a chain of small ones).
+    cases = _check_held_out_corpus(HOLDOUT8)
     assert len(cases) >= 20
 
 
