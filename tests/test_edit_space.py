@@ -120,6 +120,20 @@ def test_the_edit_space_offers_contiguous_on_the_view_handed_to_the_kernel() -> 
     assert not any("cols.contiguous" in d or "block.contiguous" in d for d in found["edit_contiguous"])
 
 
+def test_launch_options_and_compile_time_arguments_are_never_made_contiguous() -> None:
+    # Block size and warps unpacked from a settings tuple: nothing in their assignment says they are numbers,
+    # but the kernel takes one as a `tl.constexpr` (here by position) and the other is a launch option.
+    source = SOFTMAX_DIM0_CANDIDATE.replace(
+        "    block = triton.next_power_of_2(cols)\n", "    block, warps = settings(cols)\n"
+    ).replace("cols, BLOCK=block)", "cols, block, num_warps=warps)")
+    source = source.replace(
+        "def softmax_dim(", "def settings(n):\n    return triton.next_power_of_2(n), 4\n\n\ndef softmax_dim("
+    )
+    found = _rules(source)
+    assert any("flat.contiguous() before the launch" in d for d in found["edit_contiguous"])
+    assert not any("warps.contiguous" in d or "block.contiguous" in d for d in found["edit_contiguous"])
+
+
 def test_typed_edits_of_each_kind() -> None:
     source = scale_candidate(("x * 2.0", "x.to(tl.float16) * 2.0"), ("pid * BLOCK", "pid // BLOCK"))
     context = RuleContext.from_reference("class Model:\n    def __init__(self, eps=1e-5):\n        pass\n")

@@ -408,9 +408,12 @@ def edit_contiguous(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
                 yield tree.edit(stmt.value, new_value, what)
         for launch in _launches(fn):  # type: ignore[arg-type]
             done: set[str] = set()
-            for arg in launch.args:
+            compile_time = _compile_time_args(tree.module, launch)
+            for i, arg in enumerate(launch.args):
                 if not isinstance(arg.value, cst.Name) or arg.value.value in done | _CONSTANTS:
                     continue
+                if i in compile_time:
+                    continue  # a launch option or a compile-time parameter: never a tensor
                 name = arg.value.value
                 done.add(name)
                 if name in _scalar_names(fn):
@@ -422,6 +425,23 @@ def edit_contiguous(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
 
 
 _CONSTANTS = {"True", "False", "None"}
+_LAUNCH_OPTIONS = {"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion"}
+
+
+def _compile_time_args(module: cst.Module, launch: cst.Call) -> set[int]:
+    """Positions of a launch's arguments that are launch options or bound to the launched kernel's
+    `tl.constexpr` parameters (by keyword or by position)."""
+    assert isinstance(launch.func, cst.Subscript)
+    name = _dotted(launch.func.value)
+    kernel = next((k for k in _kernels(module) if k.name.value == name), None)
+    params = [p.name.value for p in _params(kernel)] if kernel is not None else []
+    constexpr = _constexpr_params(kernel) if kernel is not None else set()
+    out = set()
+    for i, arg in enumerate(launch.args):
+        bound = arg.keyword.value if arg.keyword is not None else params[i] if i < len(params) else None
+        if bound in _LAUNCH_OPTIONS or bound in constexpr:
+            out.add(i)
+    return out
 
 
 def _scalar_names(fn: cst.FunctionDef) -> set[str]:
