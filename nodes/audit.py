@@ -65,15 +65,29 @@ def audit(state: RepairState) -> dict[str, Any]:
     # Host compute only in the wrapper's own input checks is no cheat to give up on: patch drops them.
     if (
         outcome == "cheat"
-        and source == state.get("original_source")
+        and (source == state.get("original_source") or inherited(integrity["findings"]))
         and after_refusal(source, integrity["findings"]) is None
     ):
-        # The candidate as given already passes every test and is a cheat (it computes on the host, never
-        # launches its kernel...): no small edit turns that into an honest kernel, so stop instead of patching
-        # around it until a budget ends the run.
+        # The candidate as given is a cheat (it computes on the host, never launches its kernel...): it
+        # already passes every test, or a version that passes is refused only for what the candidate did
+        # on lines the tests run (torch computing a linear layer before the fused kernel). No small edit turns
+        # that into an honest kernel, so stop instead of patching around it until a budget ends the run.
         delta.update(status="rejected", stop_reason="cheat_as_given")
         return delta
     reason = stop_reason(state, config)
     if reason is not None:
         delta.update(status="rejected", stop_reason=reason)
     return delta
+
+
+def inherited(findings: list[dict[str, Any]]) -> bool:
+    """Whether every cheat among a refusal's findings is the candidate's own, on a line the tests run: a
+    static finding the original had there (`pre-existing`, `reached`), or a sandboxed one (no origin) at a
+    line that carries such a finding (the host compute the static layer named)."""
+    cheats = [f for f in findings if f.get("severity") == "cheat"]
+    own = {int(f.get("line") or 0) for f in cheats if f.get("origin") == "pre-existing" and f.get("reached")}
+    return bool(own) and all(
+        (f.get("origin") == "pre-existing" and f.get("reached"))
+        or (f.get("origin") is None and int(f.get("line") or 0) in own)
+        for f in cheats
+    )

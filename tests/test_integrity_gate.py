@@ -15,7 +15,7 @@ from kernel_medic.tools.integrity.extent import reduction_extent
 from kernel_medic.tools.integrity.gate import apply_reach, audit, dead_lanes
 from kernel_medic.tools.integrity.static_checks import Finding, static_findings, verdict
 from openai_server import ScriptedOpenAIServer
-from problems import LIGHT_TOML, SCALE_REFERENCE, scale_candidate, write_problem
+from problems import LIGHT_TOML, LINEAR_RELU_REFERENCE, SCALE_REFERENCE, scale_candidate, write_problem
 
 CORPUS = Path(__file__).parent / "cheats"
 LAUNCH = "        scale_kernel[(triton.cdiv(n, 256),)](x, out, n, BLOCK=256)\n"
@@ -214,6 +214,50 @@ def test_a_candidate_that_is_already_a_cheat_is_never_repaired(
         assert (result.status, result.stop_reason, result.iterations) == ("rejected", "cheat_as_given", 0)
     else:  # the sleeper fails the judge first: the loop patches, and the gate refuses what passes
         assert result.stop_reason != "cheat_as_given"
+
+
+# The linear layer computed by torch on the host, then a ReLU kernel whose grid drops the tail: the fix is
+# easy, and every version that has it still leaves the linear layer to torch.
+HOST_LINEAR_RELU = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_kernel(y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    y = tl.load(y_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, tl.maximum(y, 0.0), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        y = F.linear(x, self.linear.weight, self.linear.bias)
+        out = torch.empty_like(y)
+        n = y.numel()
+        relu_kernel[(n // 128,)](y, out, n, BLOCK=128)
+        return out
+"""
+
+
+def test_a_passing_fix_refused_only_for_the_candidates_own_host_compute_ends_the_run(tmp_path: Path) -> None:
+    folder = write_problem(tmp_path / "p", HOST_LINEAR_RELU, LINEAR_RELU_REFERENCE, LIGHT_TOML)
+    config = RepairConfig(strategy="offline", workers=2, max_iterations=6)
+    result = repair(folder, None, config, trace=tmp_path / "t.jsonl", checkpoint_db=tmp_path / "cp.sqlite")
+    assert (result.status, result.stop_reason) == ("rejected", "cheat_as_given"), result.attempts
+    assert result.repaired_source is None
+    # It stops at the first refused pass: the fix was found, and no later edit could remove torch's linear.
+    assert [a["verdict"] for a in result.attempts][-1] == "pass" and result.iterations == len(result.attempts)
+    rules = {(f["rule"], f.get("origin")) for f in result.integrity["findings"] if f["severity"] == "cheat"}
+    assert ("torch_compute", "pre-existing") in rules
 
 
 # -- default-deny static rules on small sources ---------------------------------------------------------
