@@ -196,6 +196,92 @@ def test_micro_tier_shows_a_tail_bug(tmp_path: Path, evaluator) -> None:  # type
     assert fixed["verdict"] == "pass"
 
 
+CELU_REFERENCE = """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, alpha: float = 2.5):
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, x):
+        return torch.nn.functional.celu(x, alpha=self.alpha)
+
+
+rows = 8
+cols = 96
+
+
+def get_inputs():
+    return [torch.randn(rows, cols)]
+
+
+def get_init_inputs():
+    return [2.5]
+"""
+
+# CELU's negative branch is `alpha * (exp(x / alpha) - 1)`: the helper keeps the outer alpha and forgets the
+# inner one, right only for alpha = 1.
+CELU_CANDIDATE = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _celu(x, alpha):
+    return tl.maximum(x, 0.0) + tl.minimum(0.0, alpha * (tl.exp(x) - 1.0))
+
+
+@triton.jit
+def celu_kernel(x_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, _celu(x, alpha), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, alpha: float = 2.5):
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        n = x.numel()
+        celu_kernel[(triton.cdiv(n, 256),)](x, out, n, self.alpha, BLOCK=256)
+        return out
+"""
+
+
+def test_a_math_functions_argument_is_scaled_by_a_scalar_parameter_in_scope() -> None:
+    found = _rules(CELU_CANDIDATE)["edit_argument_scale"]
+    # The value itself is not a scale, and the kernel's size, block and pointers are no scalars to offer.
+    assert found == [
+        "_celu: tl.exp(x) -> tl.exp(x / alpha) (line 9)",
+        "_celu: tl.exp(x) -> tl.exp(x * alpha) (line 9)",
+    ]
+
+
+def test_the_search_finds_the_inner_scale_celu_forgot(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    problem = load_problem(write_problem(tmp_path / "p", CELU_CANDIDATE, CELU_REFERENCE))
+
+    def evaluate(source: str, tier: str) -> dict:
+        return evaluator.evaluate(problem.with_candidate(source), tier=tier).to_dict()
+
+    report = evaluate(CELU_CANDIDATE, "full")
+    assert report["verdict"] == "mismatch"
+    request = request_for(CELU_CANDIDATE, report=report, reference_source=CELU_REFERENCE)
+    outcome = OfflinePatcher(evaluate, workers=2, namespace=str(tmp_path)).propose(request)
+    assert outcome.proposal is not None, outcome.error
+    assert "tl.exp(x / alpha)" in outcome.proposal.source
+    assert evaluate(outcome.proposal.source, "full")["verdict"] == "pass"
+
+
 def test_the_search_finds_contiguous_for_a_permuted_reshaped_softmax(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
     problem = load_problem(write_problem(tmp_path / "p", SOFTMAX_DIM0_CANDIDATE, SOFTMAX_DIM0_REFERENCE))
 

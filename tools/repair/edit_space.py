@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 import libcst as cst
 import libcst.matchers as m
 from kernel_medic.tools.repair import (
+    argument_scale,
     factor_placement,
     index_scale,
     lane_term,
@@ -658,6 +659,7 @@ EDITS: dict[str, Rule] = {
         missing_function.__name__,
         statement_order.__name__,
         factor_placement.__name__,
+        argument_scale.__name__,
         lane_term.__name__,
         reductions.__name__,
         variables.__name__,
@@ -675,7 +677,7 @@ _TYPE_ORDER = (
     "edit_swap_names",
     "edit_index_term", "edit_index_scale", "edit_lane_term", "edit_row_offset", "mut_swap_args",
     "edit_function", "edit_stale_read", "edit_missing_function", "edit_statement_order",
-    "edit_factor_placement",
+    "edit_factor_placement", "edit_argument_scale",
     "edit_operator", "mut_literal", "edit_constant",
     # Last at a statement: rarely the bug where another edit also applies, and they offer many.
     "edit_size_tensor", "edit_index_wrap",
