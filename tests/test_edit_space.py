@@ -282,6 +282,84 @@ def test_the_search_finds_the_inner_scale_celu_forgot(tmp_path: Path, evaluator)
     assert evaluate(outcome.proposal.source, "full")["verdict"] == "pass"
 
 
+RUNNING_MEAN_REFERENCE = """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        steps = torch.arange(1, x.shape[1] + 1, dtype=x.dtype, device=x.device)
+        return torch.cumsum(x, dim=1) / steps
+
+
+rows = 4
+length = 100
+
+
+def get_inputs():
+    return [torch.randn(rows, length)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+# A running mean walked in tiles with a carried sum: the divisor counts the tile's own lanes (`t + 1`), so
+# it restarts at 1 in every tile after the first.
+RUNNING_MEAN_CANDIDATE = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def running_mean_kernel(x_ptr, out_ptr, L, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    t = tl.arange(0, BLOCK)
+    carry = 0.0
+    for l0 in range(0, L, BLOCK):
+        pos = l0 + t
+        mask = pos < L
+        x = tl.load(x_ptr + row * stride + pos, mask=mask, other=0.0)
+        total = tl.cumsum(x, axis=0) + carry
+        count = (t + 1).to(tl.float32)
+        tl.store(out_ptr + row * stride + pos, total / count, mask=mask)
+        carry += tl.sum(x, axis=0)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        rows, L = x.shape
+        running_mean_kernel[(rows,)](x, out, L, x.stride(0), BLOCK=32)
+        return out
+"""
+
+
+def test_a_tiles_own_lanes_are_replaced_by_its_global_index() -> None:
+    found = _rules(RUNNING_MEAN_CANDIDATE)["edit_global_lanes"]
+    # The read in `count`, and the ones in neither the global index's own definition nor anywhere else.
+    assert found == ["running_mean_kernel: t -> pos (its tile's global index) (line 17)"]
+
+
+def test_the_search_finds_the_global_count_of_a_tiled_running_mean(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    problem = load_problem(write_problem(tmp_path / "p", RUNNING_MEAN_CANDIDATE, RUNNING_MEAN_REFERENCE))
+
+    def evaluate(source: str, tier: str) -> dict:
+        return evaluator.evaluate(problem.with_candidate(source), tier=tier).to_dict()
+
+    report = evaluate(RUNNING_MEAN_CANDIDATE, "full")
+    assert report["verdict"] == "mismatch"
+    request = request_for(RUNNING_MEAN_CANDIDATE, report=report, reference_source=RUNNING_MEAN_REFERENCE)
+    outcome = OfflinePatcher(evaluate, workers=2, namespace=str(tmp_path)).propose(request)
+    assert outcome.proposal is not None, outcome.error
+    assert "count = (pos + 1)" in outcome.proposal.source
+    assert evaluate(outcome.proposal.source, "full")["verdict"] == "pass"
+
+
 def test_the_search_finds_contiguous_for_a_permuted_reshaped_softmax(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
     problem = load_problem(write_problem(tmp_path / "p", SOFTMAX_DIM0_CANDIDATE, SOFTMAX_DIM0_REFERENCE))
 

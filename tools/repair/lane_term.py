@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import libcst as cst
+import libcst.matchers as m
 from kernel_medic.tools.repair.rules.base import (
     Edit,
     RuleContext,
@@ -28,6 +29,8 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.cst_find import findall
+from kernel_medic.tools.repair.variables import _read_names
 
 
 def _lanes(fn: cst.FunctionDef) -> set[str]:
@@ -103,6 +106,38 @@ def edit_lane_term(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None)
                 yield Edit(_replace_many(tree.module, group), tree.line(first), what)
 
 
+@rule(
+    "edit_global_lanes",
+    title="a tile's own lanes where its global index was meant",
+    bug_class="edit:index",
+    guarded=True,
+)
+def edit_global_lanes(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """`count = t + 1` -> `count = offs_l + 1` after `offs_l = l0 + t`: a loop over tiles builds each tile's
+    global index from the lanes (`t = tl.arange(0, BLOCK)`), and a read of the bare lanes elsewhere restarts
+    at 0 in every tile (a running count, a position, a causal bound). One read at a time."""
+    assignments = _assignments(fn.body)
+    lanes = {t for targets, value in assignments if m.matches(value, _ARANGE) for t in targets}
+    globals_of: dict[str, list[tuple[str, cst.BaseExpression]]] = {}
+    for targets, value in assignments:
+        terms = _terms(value)
+        if len(targets) != 1 or len(terms) < 2:
+            continue
+        for term in terms:
+            if isinstance(term, cst.Name) and term.value in lanes:
+                (target,) = targets
+                globals_of.setdefault(term.value, []).append((target, value))
+    for lane, defined in globals_of.items():
+        own = {id(n) for _, value in defined for n in findall(value, m.Name())}
+        for node in _read_names(fn.body):
+            if node.value != lane or id(node) in own:
+                continue
+            for target, _ in defined:
+                what = f"{fn.name.value}: {lane} -> {target} (its tile's global index)"
+                yield tree.edit(node, cst.Name(target), what)
+
+
+_ARANGE = m.Call(func=m.Attribute(value=m.Name("tl"), attr=m.Name("arange")))
 _EQ = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 RULES = rules_of(__name__)
