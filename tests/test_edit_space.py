@@ -360,6 +360,37 @@ def test_the_search_finds_the_global_count_of_a_tiled_running_mean(tmp_path: Pat
     assert evaluate(outcome.proposal.source, "full")["verdict"] == "pass"
 
 
+# A transpose over a flat index split into (row, col) by the row count where the column count was meant.
+TRANSPOSE_SPLIT = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def transpose_kernel(x_ptr, out_ptr, n, H: tl.constexpr, W: tl.constexpr, BLOCK: tl.constexpr):
+    idx = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = idx < n
+    r = idx // H
+    c = idx % H
+    x = tl.load(x_ptr + idx, mask=mask)
+    tl.store(out_ptr + c * H + r, x, mask=mask)
+"""
+
+
+def test_a_floor_division_and_remainder_pair_changes_its_divisor_together() -> None:
+    found = _rules(TRANSPOSE_SPLIT)["edit_divmod_divisor"]
+    assert "transpose_kernel: idx // H and idx % H -> W (line 11)" in found
+    # One edit changes both halves of the split; a lone substitution is edit_variable's, not this one's.
+    (edit,) = [
+        rw
+        for rw in generate(TRANSPOSE_SPLIT, None)
+        if rw.rule == "edit_divmod_divisor" and rw.description.endswith("-> W (line 11)")
+    ]
+    assert "r = idx // W\n    c = idx % W\n" in edit.source and "c * H + r" in edit.source
+
+
 def test_the_search_finds_contiguous_for_a_permuted_reshaped_softmax(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
     problem = load_problem(write_problem(tmp_path / "p", SOFTMAX_DIM0_CANDIDATE, SOFTMAX_DIM0_REFERENCE))
 

@@ -674,7 +674,7 @@ _TYPE_ORDER = (
     "mut_bound_pm1",
     "edit_grid", "edit_launch_tensor", "edit_flag",
     "edit_spec_divisor", "mut_program_id", "edit_reduction", "edit_acc_dtype", "edit_variable",
-    "edit_swap_names",
+    "edit_swap_names", "edit_divmod_divisor",
     "edit_index_term", "edit_index_scale", "edit_lane_term", "edit_global_lanes", "edit_row_offset",
     "mut_swap_args",
     "edit_function", "edit_stale_read", "edit_missing_function", "edit_statement_order",

@@ -134,6 +134,49 @@ def edit_swap_names(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
                 yield Edit(_replace_many(tree.module, swapped), tree.line(stmt), what)
 
 
+@rule(
+    "edit_divmod_divisor",
+    title="a flat index split by the wrong extent",
+    bug_class="edit:variable",
+    guarded=True,
+)
+def edit_divmod_divisor(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) -> Iterator[Edit]:
+    """`kh = kk // KH; kw = kk % KH` -> `// KW`, `% KW`: a flat index is split into two coordinates by a
+    floor division and a remainder with one divisor, the extent of the inner coordinate. Written with the
+    other extent, both halves are wrong at once, so substituting the name in one of them gains nothing; the
+    edit changes the divisor of the pair together, to each name of the divisor's kind in scope."""
+    pids = _program_id_names(fn)
+    masks = {t for targets, _ in _assignments(fn.body) for t in targets if "mask" in t.lower()}
+    blocks = _constexpr_params(fn)
+    scope = [p.name.value for p in _params(fn)] + sorted(
+        {t for targets, _ in _assignments(fn.body) for t in targets}
+    )
+    kinds: dict[str, list[str]] = {}
+    for name in dict.fromkeys(scope):
+        kind = _name_kind(name, pids, masks, blocks)
+        if kind is not None:
+            kinds.setdefault(kind, []).append(name)
+    splits: dict[tuple[str, str], dict[str, list[cst.BinaryOperation]]] = {}
+    for op in findall(fn.body, m.BinaryOperation(right=m.Name())):
+        assert isinstance(op, cst.BinaryOperation) and isinstance(op.right, cst.Name)
+        key = (cst.Module([]).code_for_node(op.left), op.right.value)
+        if isinstance(op.operator, cst.FloorDivide):
+            splits.setdefault(key, {}).setdefault("div", []).append(op)
+        elif isinstance(op.operator, cst.Modulo):
+            splits.setdefault(key, {}).setdefault("mod", []).append(op)
+    for (index, divisor), found in splits.items():
+        if not ("div" in found and "mod" in found):
+            continue
+        kind = _name_kind(divisor, pids, masks, blocks)
+        for other in kinds.get(kind or "", []):
+            if other == divisor or other == index:
+                continue
+            changed = {op.right: cst.Name(other) for ops in found.values() for op in ops}
+            first = found["div"][0]
+            what = f"{fn.name.value}: {index} // {divisor} and {index} % {divisor} -> {other}"
+            yield Edit(_replace_many(tree.module, changed), tree.line(first), what)
+
+
 def _clamps(fn: cst.FunctionDef) -> tuple[dict[str, list[str]], set[int]]:
     """Names bound to a clamp of another (`group_size_m = min(num_pid_m - first, GROUP_SIZE_M)`), both ways,
     and the names read inside those clamps. Using the bound where its clamp was meant (a last group that is
