@@ -21,6 +21,7 @@ from kernel_medic.tools.repair.rules.base import (
     _dotted,
     _expr,
     _names,
+    _operand,
     _params,
     _pointer_bases,
     _program_id_names,
@@ -39,7 +40,8 @@ def _scalar_params(fn: cst.FunctionDef) -> list[str]:
     """Parameters that hold a number to scale by: not a pointer, stride, size, block, mask or program id."""
     pids = _program_id_names(fn)
     masks = {t for targets, _ in _assignments(fn.body) for t in targets if "mask" in t.lower()}
-    blocks = {p for p in _constexpr_params(fn) if p.lower().startswith("block") or "block" in p.lower()}
+    # A constexpr may be a scale too (`ALPHA: tl.constexpr`): only block sizes are left out.
+    blocks = {p for p in _constexpr_params(fn) if "block" in p.lower()}
     pointers = _pointer_bases(fn)
     out = []
     for p in _params(fn):
@@ -67,10 +69,7 @@ def edit_argument_scale(tree: Tree, fn: cst.FunctionDef, context: RuleContext | 
         if len(call.args) != 1 or (_dotted(call.func) or "").split(".")[-1] not in _SCALED:
             continue
         arg = call.args[0].value
-        text = _render(arg)
-        operand = (
-            text if isinstance(arg, cst.Name | cst.Attribute | cst.Call | cst.Subscript) else f"({text})"
-        )
+        operand = _operand(arg)
         for p in scalars:
             if p in _names(arg):
                 continue

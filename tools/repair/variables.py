@@ -22,6 +22,7 @@ from kernel_medic.tools.repair.rules.base import (
     _flow_names,
     _params,
     _program_id_names,
+    _render,
     _replace_many,
     rule,
 )
@@ -159,7 +160,7 @@ def edit_divmod_divisor(tree: Tree, fn: cst.FunctionDef, context: RuleContext | 
     splits: dict[tuple[str, str], dict[str, list[cst.BinaryOperation]]] = {}
     for op in findall(fn.body, m.BinaryOperation(right=m.Name())):
         assert isinstance(op, cst.BinaryOperation) and isinstance(op.right, cst.Name)
-        key = (cst.Module([]).code_for_node(op.left), op.right.value)
+        key = (_render(op.left), op.right.value)
         if isinstance(op.operator, cst.FloorDivide):
             splits.setdefault(key, {}).setdefault("div", []).append(op)
         elif isinstance(op.operator, cst.Modulo):
