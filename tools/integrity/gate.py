@@ -140,12 +140,13 @@ def held_back_problem(problem: Problem, seeds: tuple[int, ...] = HELD_BACK_SEEDS
     """The problem with seeds, value draws and shapes the repair loop's own tests never use."""
     constants = module_int_constants(problem.reference_source)
     shape = {name: _odd_below(v, 3) for name, v in constants.items() if v >= _SMALLEST_CHANGED}
-    shapes = [shape, _reordered(shape)] if shape else []
+    reordered = _reordered(shape)
+    shapes = ([shape] if shape else []) + ([reordered] if reordered != shape else [])
     config = dataclasses.replace(
         problem.config,
         seeds=tuple(seeds),
         input_sets=(),
-        derived_shapes=tuple(s for i, s in enumerate(shapes) if s not in shapes[:i]),
+        derived_shapes=tuple(shapes),
         automatic_shapes=False,
     )
     return dataclasses.replace(problem, config=config)

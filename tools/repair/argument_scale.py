@@ -16,7 +16,6 @@ from kernel_medic.tools.repair.rules.base import (
     Edit,
     RuleContext,
     Tree,
-    _assignments,
     _constexpr_params,
     _dotted,
     _expr,
@@ -30,7 +29,7 @@ from kernel_medic.tools.repair.rules.base import (
     rules_of,
 )
 from kernel_medic.tools.repair.rules.cst_find import findall
-from kernel_medic.tools.repair.variables import _name_kind
+from kernel_medic.tools.repair.variables import _mask_names, _name_kind
 
 # Functions whose argument a parameter scales in the definitions of activations, losses and softmaxes.
 _SCALED = {"exp", "exp2", "log", "log2", "log1p", "expm1", "sigmoid", "tanh", "erf", "softplus"}
@@ -39,7 +38,7 @@ _SCALED = {"exp", "exp2", "log", "log2", "log1p", "expm1", "sigmoid", "tanh", "e
 def _scalar_params(fn: cst.FunctionDef) -> list[str]:
     """Parameters that hold a number to scale by: not a pointer, stride, size, block, mask or program id."""
     pids = _program_id_names(fn)
-    masks = {t for targets, _ in _assignments(fn.body) for t in targets if "mask" in t.lower()}
+    masks = _mask_names(fn)
     # A constexpr may be a scale too (`ALPHA: tl.constexpr`): only block sizes are left out.
     blocks = {p for p in _constexpr_params(fn) if "block" in p.lower()}
     pointers = _pointer_bases(fn)

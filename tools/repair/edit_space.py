@@ -52,6 +52,7 @@ from kernel_medic.tools.repair.rules.base import (
     rule,
     rules_of,
 )
+from kernel_medic.tools.repair.rules.crash_launch import _kernel_named, _launched
 from kernel_medic.tools.repair.rules.cst_find import findall
 
 # ---------------------------------------------------------------- operators and functions
@@ -409,7 +410,7 @@ def edit_contiguous(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
                 yield tree.edit(stmt.value, new_value, what)
         for launch in _launches(fn):  # type: ignore[arg-type]
             done: set[str] = set()
-            compile_time = _compile_time_args(tree.module, launch)
+            compile_time = _compile_time_args(tree, launch)
             for i, arg in enumerate(launch.args):
                 if not isinstance(arg.value, cst.Name) or arg.value.value in done | _CONSTANTS:
                     continue
@@ -429,12 +430,10 @@ _CONSTANTS = {"True", "False", "None"}
 _LAUNCH_OPTIONS = {"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion"}
 
 
-def _compile_time_args(module: cst.Module, launch: cst.Call) -> set[int]:
+def _compile_time_args(tree: Tree, launch: cst.Call) -> set[int]:
     """Positions of a launch's arguments that are launch options or bound to the launched kernel's
     `tl.constexpr` parameters (by keyword or by position)."""
-    assert isinstance(launch.func, cst.Subscript)
-    name = _dotted(launch.func.value)
-    kernel = next((k for k in _kernels(module) if k.name.value == name), None)
+    kernel = _kernel_named(tree, _launched(launch) or "")
     params = [p.name.value for p in _params(kernel)] if kernel is not None else []
     constexpr = _constexpr_params(kernel) if kernel is not None else set()
     out = set()

@@ -63,11 +63,8 @@ def edit_variable(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) 
     # `offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)` holds lanes: an index, not a program id.
     lanes = {t for targets, value in _assignments(fn.body) if _calls(value, "tl.arange") for t in targets}
     pids = _program_id_names(fn) - lanes
-    masks = {t for targets, _ in _assignments(fn.body) for t in targets if "mask" in t.lower()}
+    masks = _mask_names(fn)
     blocks = _constexpr_params(fn)
-    scope = [p.name.value for p in _params(fn)] + sorted(
-        {t for targets, _ in _assignments(fn.body) for t in targets}
-    )
     # Indices by structure, not by name (`ch`, `c_idx`, `hw`): they stand in for other indices only inside
     # an address, where an element offset used for a per-channel load is the mistake.
     derived = {n for n in _lane_indices(fn, pids) if _name_kind(n, pids, masks, blocks) is None}
@@ -85,11 +82,7 @@ def edit_variable(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None) 
         for name in findall(c, m.Name())
         if isinstance(name, cst.Name) and name.value not in lanes
     }
-    kinds: dict[str, list[str]] = {}
-    for name in dict.fromkeys(scope):
-        kind = _name_kind(name, pids, masks, blocks) or ("index" if name in derived else None)
-        if kind is not None:
-            kinds.setdefault(kind, []).append(name)
+    kinds = _scope_kinds(fn, pids, masks, blocks, derived)
     clamped, inside = _clamps(fn)
     for node in _read_names(fn.body):
         kind = _name_kind(node.value, pids, masks, blocks) or ("index" if node.value in derived else None)
@@ -114,7 +107,7 @@ def edit_swap_names(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
     parameters, two strides, two sizes) that exchange roles within one statement. One substitution cannot
     fix that: it leaves one of them in both places."""
     pids = _program_id_names(fn)
-    masks = {t for targets, _ in _assignments(fn.body) for t in targets if "mask" in t.lower()}
+    masks = _mask_names(fn)
     blocks = _constexpr_params(fn)
     pointers = {p.name.value for p in _params(fn) if "ptr" in p.name.value.lower()}
     scalars = {p.name.value for p in _params(fn)} - blocks - pointers
@@ -147,16 +140,9 @@ def edit_divmod_divisor(tree: Tree, fn: cst.FunctionDef, context: RuleContext | 
     other extent, both halves are wrong at once, so substituting the name in one of them gains nothing; the
     edit changes the divisor of the pair together, to each name of the divisor's kind in scope."""
     pids = _program_id_names(fn)
-    masks = {t for targets, _ in _assignments(fn.body) for t in targets if "mask" in t.lower()}
+    masks = _mask_names(fn)
     blocks = _constexpr_params(fn)
-    scope = [p.name.value for p in _params(fn)] + sorted(
-        {t for targets, _ in _assignments(fn.body) for t in targets}
-    )
-    kinds: dict[str, list[str]] = {}
-    for name in dict.fromkeys(scope):
-        kind = _name_kind(name, pids, masks, blocks)
-        if kind is not None:
-            kinds.setdefault(kind, []).append(name)
+    kinds = _scope_kinds(fn, pids, masks, blocks)
     splits: dict[tuple[str, str], dict[str, list[cst.BinaryOperation]]] = {}
     for op in findall(fn.body, m.BinaryOperation(right=m.Name())):
         assert isinstance(op, cst.BinaryOperation) and isinstance(op.right, cst.Name)
@@ -176,6 +162,28 @@ def edit_divmod_divisor(tree: Tree, fn: cst.FunctionDef, context: RuleContext | 
             first = found["div"][0]
             what = f"{fn.name.value}: {index} // {divisor} and {index} % {divisor} -> {other}"
             yield Edit(_replace_many(tree.module, changed), tree.line(first), what)
+
+
+def _mask_names(fn: cst.FunctionDef) -> set[str]:
+    return {t for targets, _ in _assignments(fn.body) for t in targets if "mask" in t.lower()}
+
+
+def _scope_kinds(
+    fn: cst.FunctionDef,
+    pids: set[str],
+    masks: set[str],
+    blocks: set[str],
+    derived: frozenset[str] | set[str] = frozenset(),
+) -> dict[str, list[str]]:
+    """The function's parameters and assigned names grouped by kind (`derived` names are indices)."""
+    assigned = {t for targets, _ in _assignments(fn.body) for t in targets}
+    scope = [p.name.value for p in _params(fn)] + sorted(assigned)
+    kinds: dict[str, list[str]] = {}
+    for name in dict.fromkeys(scope):
+        kind = _name_kind(name, pids, masks, blocks) or ("index" if name in derived else None)
+        if kind is not None:
+            kinds.setdefault(kind, []).append(name)
+    return kinds
 
 
 def _clamps(fn: cst.FunctionDef) -> tuple[dict[str, list[str]], set[int]]:
