@@ -168,16 +168,23 @@ def _stream(
 def result_from_state(state: RepairState, thread_id: str) -> RepairResult:
     original = state.get("original_source", "")
     best = state.get("best_source", original)
+    score = float(state.get("best_score", 0.0) or 0.0)
+    best_report = state.get("best_report") or {}
     status = state.get("status", "unrepaired")
     if status == "running":  # a graph that ended without a verdict is a bug, never a silent success
         status, reason = "unrepaired", "ended_without_verdict"
     else:
         reason = state.get("stop_reason", "")
+    if status != "repaired":
+        # A dead end the run went back from may have scored higher than where it stopped: the best attempt.
+        for dead in state.get("dead_ends") or []:
+            if float(dead.get("score") or 0.0) > score:
+                best, score, best_report = dead["source"], float(dead["score"]), dead.get("report") or {}
     name = Path(state.get("candidate_path") or "candidate.py").name
     return RepairResult(
         status=status,
         stop_reason=reason,
-        score=float(state.get("best_score", 0.0) or 0.0),
+        score=score,
         repaired_source=best if status == "repaired" else None,
         best_source=best,
         diff=unified_diff(original, best, path=name) if original else "",
@@ -195,7 +202,7 @@ def result_from_state(state: RepairState, thread_id: str) -> RepairResult:
         error=state.get("error", "") if status != "repaired" else "",
         distilled=dict(state.get("distilled") or {}),
         crash=(state.get("initial_report") or {}).get("crash"),
-        warnings=list((state.get("best_report") or {}).get("warnings") or []),
+        warnings=list(best_report.get("warnings") or []),
         llm_answers=list(state.get("llm_answers") or []),
         llm_wall_s=round(float(state.get("llm_wall_s", 0.0)), 3),
         start_verdict=str((state.get("initial_report") or {}).get("verdict", "")),

@@ -8,7 +8,7 @@ intake -> evaluate --pass--> audit
              |        instrument <---------+ (first failed)    +--> patch (with the finding)
              +-------- guard <-------------+ (otherwise)
                          |budget spent / stagnation / oscillation
-                         v
+                         v        (stagnation once: back to the version before the best)
                        END(unrepaired, best attempt kept)
 """
 

@@ -29,6 +29,8 @@ class RepairConfig:
     so with one patch node's screening on top a run stays under 5 minutes)."""
     no_progress_limit: int = 6
     """Stop after this many patches in a row without a better score."""
+    max_backtracks: int = 1
+    """Times a run goes back to the version before its best when nothing gains from the best (0: never)."""
     patches_per_hypothesis: int = 6
     """Patches tried for one hypothesis before it is set aside."""
     localise: bool = True
@@ -129,6 +131,8 @@ def _check_limits(config: RepairConfig) -> None:
     for name in ("wall_budget_s", "llm_timeout_s"):
         if not getattr(config, name) > 0:
             raise ValueError(f"{name} must be positive, got {getattr(config, name)}")
+    if config.max_backtracks < 0:
+        raise ValueError(f"max_backtracks must be at least 0, got {config.max_backtracks}")
     if config.edit_retries < 0:
         raise ValueError(f"edit_retries must be at least 0, got {config.edit_retries}")
     if config.workers is not None and config.workers < 1:

@@ -45,6 +45,8 @@ class RepairState(TypedDict, total=False):
     best_verdict: str
     best_report: dict[str, Any]  # full-tier report of best_source
     initial_report: dict[str, Any]  # full-tier report of the candidate as given
+    earlier_bests: list[dict[str, Any]]  # the bests this one was reached from, oldest first
+    dead_ends: Annotated[list[dict[str, Any]], operator.add]  # bests left because nothing gained from them
     pending: dict[str, Any] | None  # the patch proposed by `patch`, for `verify`
     attempts: Annotated[list[Attempt], operator.add]
     # -- knowledge and findings --
@@ -64,6 +66,7 @@ class RepairState(TypedDict, total=False):
     output_tokens: Annotated[int, operator.add]
     wall_s: Annotated[float, operator.add]
     patches_per_hypothesis: Annotated[dict[str, int], add_counts]
+    backtracks: Annotated[int, operator.add]
     no_progress: int
     llm_no_edit: int  # LLM rounds in a row whose answers held no applicable edit
     llm_answers: Annotated[list[dict[str, Any]], operator.add]  # every LLM answer: form, refusal, tokens

@@ -69,7 +69,9 @@ def verify(state: RepairState) -> dict[str, Any]:
         return delta
     delta["pending"] = None
     if improved:
+        earlier = {k: state.get(f"best_{k}") for k in ("source", "score", "verdict", "report")}
         delta.update(
+            earlier_bests=[*(state.get("earlier_bests") or []), earlier],
             best_source=source,
             best_score=report["score"],
             best_verdict=report["verdict"],

@@ -255,6 +255,51 @@ def test_a_patcher_that_never_converges_ends_on_its_budget(tmp_path: Path) -> No
     assert stalled.best_source == (folder / "candidate.py").read_text()  # the best attempt is kept
 
 
+STORE = "    tl.store(out_ptr + offs, x * 3.0, mask=mask)"
+# A first step that gains (the first 512 elements right) but is the wrong road: the fix of the original's
+# line no longer applies to it.
+WRONG_ROAD = edit(STORE, "    tl.store(out_ptr + offs, tl.where(offs < 512, x * 2.0, x * 3.0), mask=mask)")
+
+
+def no_gain(scale: str) -> dict:
+    return {"content": edit("x * 2.0, x * 3.0)", f"x * 2.0, x * {scale})"), "usage": (1, 1)}
+
+
+def test_a_dead_end_goes_back_to_the_version_before_it(tmp_path: Path) -> None:
+    folder = write_problem(tmp_path / "p", scale_candidate(("x * 2.0", "x * 3.0")))
+    script = [
+        {"content": WRONG_ROAD, "usage": (1, 1)},
+        no_gain("3.5"),
+        no_gain("4.0"),
+        {"content": edit(STORE, STORE.replace("3.0", "2.0")), "usage": (1, 1)},
+    ]
+    with ScriptedOpenAIServer(script) as server:
+        result = run(folder, llm_config(server, no_progress_limit=2), tmp_path / "a")
+    assert (result.status, [a["improved"] for a in result.attempts]) == (
+        "repaired",
+        [True, False, False, False],
+    )
+    assert result.repaired_source == scale_candidate()  # the fix applied to the original, not the dead end
+    events = [e for e in read_trace(Path(result.trace_path)) if e["event"] == "backtrack"]
+    assert [e["reason"] for e in events] == ["no_progress"]
+    with ScriptedOpenAIServer(script) as server:
+        stuck = run(folder, llm_config(server, no_progress_limit=2, max_backtracks=0), tmp_path / "b")
+    assert (stuck.status, stuck.stop_reason) == ("unrepaired", "no_progress")
+    assert "tl.where(offs < 512" in stuck.best_source
+
+
+def test_the_best_attempt_survives_going_back(tmp_path: Path) -> None:
+    folder = write_problem(tmp_path / "p", scale_candidate(("x * 2.0", "x * 3.0")))
+    again = [{"content": edit(STORE, STORE.replace("3.0", s)), "usage": (1, 1)} for s in ("3.25", "3.75")]
+    script = [{"content": WRONG_ROAD, "usage": (1, 1)}, no_gain("3.5"), no_gain("4.0"), *again]
+    with ScriptedOpenAIServer(script) as server:
+        result = run(folder, llm_config(server, no_progress_limit=2), tmp_path)
+    # Back at the original nothing gains either: the run stops, reporting the dead end that scored best.
+    assert (result.status, result.stop_reason) == ("unrepaired", "no_progress")
+    assert "tl.where(offs < 512" in result.best_source
+    assert result.score == pytest.approx(512 / 4000, abs=0.01)
+
+
 def test_repeating_an_earlier_version_is_oscillation(tmp_path: Path) -> None:
     folder = write_problem(tmp_path / "p", scale_candidate(("x * 2.0", "x * 3.0")))
     same = edit(

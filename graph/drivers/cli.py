@@ -447,6 +447,8 @@ def _node_printer():  # noqa: ANN202
             detail = f" {delta['pending']['description']}"
         elif node == "audit" and delta.get("integrity"):
             detail = f" {delta['integrity']['verdict']}"
+        elif node == "guard" and delta.get("backtracks"):
+            detail = f" nothing gains: back to the version before the best (score {delta['best_score']:.4f})"
         elif delta.get("stop_reason"):
             detail = f" stop: {delta['stop_reason']}"
         sys.stderr.write(f"[{node}]{detail} ({delta.get('wall_s', 0.0):.2f} s)\n")
