@@ -1,9 +1,9 @@
 """The near-miss corpora: every candidate runs and fails validation, every fix passes the full tier.
 
-Nine corpora share the format: benchmarks/near_miss (the main corpus), benchmarks/holdout (held-out cases
+Ten corpora share the format: benchmarks/near_miss (the main corpus), benchmarks/holdout (held-out cases
 written after the repair rules, to measure how the engine generalises), benchmarks/holdout2 (a second
-held-out corpus, written after the third round of rules), benchmarks/holdout3 to benchmarks/holdout8
-(written in rounds 33 to 37, 44 and 46 in the style of real LLM near-misses, by writers who had not read
+held-out corpus, written after the third round of rules), benchmarks/holdout3 to benchmarks/holdout9
+(written in rounds 33 to 37, 44, 46 and 47 in the style of real LLM near-misses, by writers who had not read
 the rules).
 """
 
@@ -29,6 +29,8 @@ HOLDOUT5 = BENCHMARKS / "holdout5"
 HOLDOUT6 = BENCHMARKS / "holdout6"
 HOLDOUT7 = BENCHMARKS / "holdout7"
 HOLDOUT8 = BENCHMARKS / "holdout8"
+HOLDOUT9 = BENCHMARKS / "holdout9"
+CORPORA = (CORPUS, HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4, HOLDOUT5, HOLDOUT6, HOLDOUT7, HOLDOUT8, HOLDOUT9)
 NEAR_MISS_VERDICTS = {"mismatch", "shape_mismatch", "dtype_mismatch"}
 CASE_VERDICTS = NEAR_MISS_VERDICTS | {"pass"}
 # Names the evaluator gives its full-tier cases; meta's exposed_by may name a family ("shape") or one case.
@@ -47,7 +49,7 @@ def _all_cases() -> list[object]:
     """(root, name) for every case of every corpus; test ids read `<corpus>/<case>` (`holdout2/<case>`)."""
     return [
         pytest.param(root, name, id=f"{root.name}/{name}")
-        for root in (CORPUS, HOLDOUT, HOLDOUT2, HOLDOUT3, HOLDOUT4, HOLDOUT5, HOLDOUT6, HOLDOUT7, HOLDOUT8)
+        for root in CORPORA
         for name in _case_folders(root)
     ]
 
@@ -152,6 +154,13 @@ def test_holdout7_covers_every_category() -> None:
 def test_holdout8_covers_every_category() -> None:
     # Written in round 46: KernelBench level-2 style fused modules (a heavy op, then a chain of small ones).
     cases = _check_held_out_corpus(HOLDOUT8)
+    assert len(cases) >= 20
+
+
+def test_holdout9_covers_every_category() -> None:
+    # Written in round 47: operators with keyword arguments, every numerical step in Triton (torch only for
+    # allocation, views and shapes), three two-bug cases per writer.
+    cases = _check_held_out_corpus(HOLDOUT9)
     assert len(cases) >= 20
 
 
