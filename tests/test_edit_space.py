@@ -431,6 +431,91 @@ def test_spec_checks_find_arguments_the_candidate_ignores_and_open_divisor_edits
     assert not [d for d in (rw.description for rw in generate(source)) if "divide by" in d]
 
 
+POOL_OVERRIDE_REFERENCE = """\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, divisor_override):
+        super().__init__()
+        self.pool = nn.AvgPool2d((1, 4), divisor_override=divisor_override)
+
+    def forward(self, x):
+        return self.pool(x)
+
+
+rows = 6
+n = 64
+
+
+def get_inputs():
+    return [torch.randn(1, 1, rows, n)]
+
+
+def get_init_inputs():
+    return [7]
+"""
+
+# The wrapper keeps the model's divisor_override and divides by its own window size.
+POOL_OVERRIDE_CANDIDATE = """\
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def window_mean(x_ptr, out_ptr, m, divisor, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < m
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for k in range(4):
+        acc += tl.load(x_ptr + offs * 4 + k, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, acc / divisor, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, divisor_override):
+        super().__init__()
+        self.window = 4
+        self.divisor_override = divisor_override
+
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty(x.shape[:-1] + (x.shape[-1] // self.window,), device=x.device, dtype=x.dtype)
+        m = out.numel()
+        divisor = float(self.window)
+        window_mean[(triton.cdiv(m, 128),)](x, out, m, divisor, BLOCK=128)
+        return out
+"""
+
+
+def test_a_setting_kept_and_never_read_is_an_ignored_argument_and_an_edit(tmp_path: Path, evaluator) -> None:  # type: ignore[no-untyped-def]
+    # Keeping the argument on self is not honouring it: the spec check names it all the same.
+    gaps = spec_gaps(POOL_OVERRIDE_REFERENCE, POOL_OVERRIDE_CANDIDATE)
+    assert [(g.argument, g.value) for g in gaps] == [("divisor_override", "divisor_override")]
+    read = POOL_OVERRIDE_CANDIDATE.replace("(self.window)", "(self.divisor_override or self.window)")
+    assert not spec_gaps(POOL_OVERRIDE_REFERENCE, read)
+    found = _rules(POOL_OVERRIDE_CANDIDATE, RuleContext(POOL_OVERRIDE_REFERENCE))["edit_unread_attribute"]
+    assert "divisor = self.divisor_override (line 27)" in found
+    # Two seeds only: the kernel's window indexing assumes rows of a multiple of 4 (not what this tests).
+    folder = write_problem(tmp_path / "p", POOL_OVERRIDE_CANDIDATE, POOL_OVERRIDE_REFERENCE, LIGHT_TOML)
+    problem = load_problem(folder)
+
+    def evaluate(source: str, tier: str) -> dict:
+        return evaluator.evaluate(problem.with_candidate(source), tier=tier).to_dict()
+
+    report = evaluate(POOL_OVERRIDE_CANDIDATE, "full")
+    assert report["verdict"] == "mismatch"
+    request = request_for(POOL_OVERRIDE_CANDIDATE, report=report, reference_source=POOL_OVERRIDE_REFERENCE)
+    outcome = OfflinePatcher(evaluate, workers=2, namespace=str(tmp_path)).propose(request)
+    assert outcome.proposal is not None, outcome.error
+    forward = outcome.proposal.source.split("def forward")[1]
+    assert "self.divisor_override" in forward, outcome.proposal.description
+    assert evaluate(outcome.proposal.source, "full")["verdict"] == "pass"
+
+
 VAR_FUNCTION_REFERENCE = """\
 import torch
 import torch.nn as nn

@@ -23,11 +23,14 @@ from kernel_medic.tools.repair.rules.base import (
     Tree,
     _expr,
     _kernels,
+    _launches,
     _names,
+    _params,
     _render,
     rule,
 )
 from kernel_medic.tools.repair.rules.cst_find import findall
+from kernel_medic.tools.repair.rules.host import _self_attributes, _stands_for
 
 SPEC_ARGUMENTS = (
     "training", "ceil_mode", "count_include_pad", "divisor_override", "dim", "correction", "unbiased",
@@ -56,7 +59,8 @@ class SpecGap:
             "evidence": [f"the reference passes {self.argument}={self.value} to {self.call}; the candidate "
                          f"never mentions {self.argument}"],
             "location": None,
-            "rules": ["edit_spec_divisor"] if self.argument in _DIVISOR_ARGUMENTS else [],
+            "rules": (["edit_spec_divisor"] if self.argument in _DIVISOR_ARGUMENTS else [])
+            + ["edit_unread_attribute"],
         }  # fmt: skip
 
 
@@ -106,13 +110,17 @@ def honoured_arguments(reference_source: str) -> list[tuple[str, str, str]]:
 
 
 def spec_gaps(reference_source: str, candidate_source: str) -> list[SpecGap]:
-    """The honoured arguments the candidate never mentions, by name or by the value the reference gives."""
+    """The honoured arguments the candidate never mentions, by name or by the value the reference gives, or
+    only keeps on `self` without ever reading."""
     gaps: dict[str, SpecGap] = {}
+    unread = unread_attributes(candidate_source)
     for argument, value, call in honoured_arguments(reference_source):
-        if argument in candidate_source or (argument, value) in _IMPLICIT or argument in gaps:
+        read = argument in candidate_source and not {argument, f"_{argument}"} & unread
+        if read or (argument, value) in _IMPLICIT or argument in gaps:
             continue
         literal = value.strip("'\"")
-        distinctive = len(literal) >= 3 and literal not in ("True", "False", "None", "self.training")
+        # A name (the constructor's own argument, handed on) is no value the candidate could spell out.
+        distinctive = len(literal) >= 3 and not literal.isidentifier() and literal != "self.training"
         if distinctive and literal in candidate_source:
             continue  # the value itself is there (`1e-5` written as a constant); `0` or `1` proves nothing
         gaps[argument] = SpecGap(argument, value, call)
@@ -150,3 +158,72 @@ def edit_spec_divisor(tree: Tree, context: RuleContext | None) -> Iterator[Edit]
         other = "sum" if call.func.attr.value == "mean" else "mean"
         new = call.with_changes(func=call.func.with_changes(attr=cst.Name(other)))
         yield tree.edit(call, new, f".{call.func.attr.value}() -> .{other}()")
+
+
+def _unread(module: cst.Module) -> set[str]:
+    """Attributes `ModelNew.__init__` keeps on `self` that no code reads."""
+    stored = {
+        id(t.target) for t in findall(module, m.AssignTarget(target=m.Attribute(value=m.Name("self"))))
+    }
+    read = {
+        a.attr.value
+        for a in findall(module, m.Attribute(value=m.Name("self")))
+        if isinstance(a, cst.Attribute) and id(a) not in stored
+    }
+    return _self_attributes(module) - read
+
+
+def unread_attributes(source: str) -> set[str]:
+    try:
+        return _unread(cst.parse_module(source))
+    except cst.ParserSyntaxError:
+        return set()
+
+
+def _names_for(name: str, attribute: str) -> bool:
+    """Whether a value named `name` is what the setting `attribute` decides: the same or a short form
+    (`pad` for `padding`), or all of one's words among the other's (`divisor` of `divisor_override`, `slope`
+    of `negative_slope`)."""
+    words, setting = set(name.lower().strip("_").split("_")), set(attribute.lower().strip("_").split("_"))
+    small, large = sorted((words, setting), key=len)
+    return _stands_for(name, attribute.lstrip("_")) or (
+        all(len(w) >= 3 for w in small) and small <= large
+    )
+
+
+@rule("edit_unread_attribute", title="a setting the model keeps and never reads, used where it was meant",
+      bug_class="edit:spec", per="module")  # fmt: skip
+def edit_unread_attribute(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
+    """`__init__` keeps `self.divisor_override` and nothing reads it, while `forward` computes its own
+    `divisor = float(k * k)`: the value named for the setting (an assignment, a keyword argument, a launch
+    argument bound to a kernel parameter of that name) becomes the setting, or the setting where it is given
+    (`self.x if self.x is not None else ...`)."""
+    unread = _unread(tree.module)
+    if not unread:
+        return
+    kernels = {k.name.value: [p.name.value for p in _params(k)] for k in _kernels(tree.module)}
+    values: list[tuple[str, cst.BaseExpression]] = []
+    for cls in findall(tree.module, m.ClassDef(name=m.Name("ModelNew"))):
+        assert isinstance(cls, cst.ClassDef)
+        for method in cls.body.body:
+            if not isinstance(method, cst.FunctionDef) or method.name.value == "__init__":
+                continue
+            for node in findall(method.body, m.Assign(targets=[m.AssignTarget(target=m.Name())])):
+                assert isinstance(node, cst.Assign) and isinstance(node.targets[0].target, cst.Name)
+                values.append((node.targets[0].target.value, node.value))
+            for call in findall(method.body, m.Call()):
+                assert isinstance(call, cst.Call)
+                values += [(a.keyword.value, a.value) for a in call.args if a.keyword is not None]
+            for call in _launches(method):
+                assert isinstance(call.func, cst.Subscript)
+                params = kernels.get(_render(call.func.value), [])
+                positional = [a for a in call.args if a.keyword is None and not a.star]
+                values += [(p, a.value) for p, a in zip(params, positional, strict=False)]
+    for name, value in values:
+        code = _render(value)
+        for attribute in sorted(unread):
+            if not _names_for(name, attribute) or f"self.{attribute}" in code:
+                continue
+            setting = f"self.{attribute}"
+            for new in (f"({setting} if {setting} is not None else {code})", setting):
+                yield tree.edit(value, _expr(new), f"{name} = {new}")
