@@ -162,9 +162,7 @@ def edit_spec_divisor(tree: Tree, context: RuleContext | None) -> Iterator[Edit]
 
 def _unread(module: cst.Module) -> set[str]:
     """Attributes `ModelNew.__init__` keeps on `self` that no code reads."""
-    stored = {
-        id(t.target) for t in findall(module, m.AssignTarget(target=m.Attribute(value=m.Name("self"))))
-    }
+    stored = {id(t.target) for t in findall(module, m.AssignTarget(target=m.Attribute(value=m.Name("self"))))}
     read = {
         a.attr.value
         for a in findall(module, m.Attribute(value=m.Name("self")))
@@ -186,9 +184,7 @@ def _names_for(name: str, attribute: str) -> bool:
     of `negative_slope`)."""
     words, setting = set(name.lower().strip("_").split("_")), set(attribute.lower().strip("_").split("_"))
     small, large = sorted((words, setting), key=len)
-    return _stands_for(name, attribute.lstrip("_")) or (
-        all(len(w) >= 3 for w in small) and small <= large
-    )
+    return _stands_for(name, attribute.lstrip("_")) or (all(len(w) >= 3 for w in small) and small <= large)
 
 
 @rule("edit_unread_attribute", title="a setting the model keeps and never reads, used where it was meant",
@@ -202,7 +198,7 @@ def edit_unread_attribute(tree: Tree, context: RuleContext | None) -> Iterator[E
     if not unread:
         return
     kernels = {k.name.value: [p.name.value for p in _params(k)] for k in _kernels(tree.module)}
-    values: list[tuple[str, cst.BaseExpression]] = []
+    values: list[tuple[str, cst.BaseExpression, bool]] = []  # (name, value, assigned rather than passed)
     for cls in findall(tree.module, m.ClassDef(name=m.Name("ModelNew"))):
         assert isinstance(cls, cst.ClassDef)
         for method in cls.body.body:
@@ -210,20 +206,21 @@ def edit_unread_attribute(tree: Tree, context: RuleContext | None) -> Iterator[E
                 continue
             for node in findall(method.body, m.Assign(targets=[m.AssignTarget(target=m.Name())])):
                 assert isinstance(node, cst.Assign) and isinstance(node.targets[0].target, cst.Name)
-                values.append((node.targets[0].target.value, node.value))
+                values.append((node.targets[0].target.value, node.value, True))
             for call in findall(method.body, m.Call()):
                 assert isinstance(call, cst.Call)
-                values += [(a.keyword.value, a.value) for a in call.args if a.keyword is not None]
+                values += [(a.keyword.value, a.value, False) for a in call.args if a.keyword is not None]
             for call in _launches(method):
                 assert isinstance(call.func, cst.Subscript)
                 params = kernels.get(_render(call.func.value), [])
                 positional = [a for a in call.args if a.keyword is None and not a.star]
-                values += [(p, a.value) for p, a in zip(params, positional, strict=False)]
-    for name, value in values:
+                values += [(p, a.value, False) for p, a in zip(params, positional, strict=False)]
+    for name, value, assigned in values:
         code = _render(value)
         for attribute in sorted(unread):
             if not _names_for(name, attribute) or f"self.{attribute}" in code:
                 continue
             setting = f"self.{attribute}"
             for new in (f"({setting} if {setting} is not None else {code})", setting):
-                yield tree.edit(value, _expr(new), f"{name} = {new}")
+                what = f"{name} = {new}" if assigned else f"argument {name}: {code} -> {new}"
+                yield tree.edit(value, _expr(new), what)
