@@ -1078,6 +1078,31 @@ def test_a_statement_reads_the_value_a_step_before_the_one_left_unread() -> None
     assert not any(" -> d " in f or "x_ptr" in f or "offs ->" in f for f in found), found
 
 
+TEST_BEFORE_TRANSFORM = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def shrink_kernel(x_ptr, out_ptr, n, lam, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    act = tl.where(x > 0, x, 0.1 * x)
+    shifted = offs + 1
+    keep = x > lam
+    tl.store(out_ptr + offs, tl.where(keep, act, 0.0), mask=mask & (shifted > 0))
+"""
+
+
+def test_a_test_on_the_data_from_before_its_transform_reads_the_transformed_value() -> None:
+    found = _rules(TEST_BEFORE_TRANSFORM).get("edit_stale_read", [])
+    # `act` is read (by the store), but the threshold between its step and that read tests `x`.
+    assert "shrink_kernel: x -> act (the value line 10 computed from it) (line 12)" in found
+    # Only data stands for data: the index arithmetic between the two is no stale read of `x`.
+    assert not any("offs ->" in f for f in found), found
+
+
 TILES_WITHOUT_THEIR_AXIS = """\
 import torch
 import triton

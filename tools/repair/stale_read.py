@@ -5,6 +5,9 @@ meant, and the clamp's value is overwritten unread. A value computed and never r
 overwritten (or never read at all) is the trace of a forgotten step; the statements up to its overwrite
 that read one of the names it was computed from read those names where the new value was meant. The edit
 reads the new value instead, every read of that name in the statement at once (`d * d` -> `hinge * hinge`).
+A value that is read later may still have been meant earlier: `act = f(x)`, then `keep = x > t`, then a
+store of `where(keep, act, 0)` tests the data from before the transform; for data (values computed from
+loads) the statements between the step and its first read are candidates too.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 import libcst.matchers as m
+from kernel_medic.tools.repair.missing_function import loaded_names
 from kernel_medic.tools.repair.rules.base import (
     Edit,
     RuleContext,
@@ -53,6 +57,7 @@ def edit_stale_read(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
     writes = [set().union(*(targets for targets, _ in _assignments(s))) for s in stmts]
     calls = [c for c in findall(fn.body, m.Call()) if isinstance(c, cst.Call)]
     called = {c.func.value for c in calls if isinstance(c.func, cst.Name)}
+    data = loaded_names(fn)
     for i, stmt in enumerate(stmts):
         found = _target(stmt)
         if found is None:
@@ -68,6 +73,9 @@ def edit_stale_read(tree: Tree, fn: cst.FunctionDef, context: RuleContext | None
             window = range(i + 1, min(len(stmts), i + 1 + _LOOKAHEAD))
         elif new not in reads[later]:
             window = range(i + 1, later + 1)
+        elif new in data:
+            # Read later, but meant before that; only data stands for data (index math between is not stale).
+            window, sources = range(i + 1, later), sources & data
         else:
             continue
         for j in window:
