@@ -14,6 +14,11 @@ def add_counts(left: dict[str, int] | None, right: dict[str, int] | None) -> dic
     return merged
 
 
+def best_version(state: RepairState) -> dict[str, Any]:
+    """The best version's source, score, verdict and report: what going back restores."""
+    return {k: state.get(f"best_{k}") for k in ("source", "score", "verdict", "report")}
+
+
 class Attempt(TypedDict, total=False):
     iteration: int
     strategy: str  # offline | llm

@@ -6,7 +6,7 @@ from typing import Any
 
 from kernel_medic.graph.budget import stop_reason
 from kernel_medic.graph.runtime import config_of, traced
-from kernel_medic.graph.state import RepairState
+from kernel_medic.graph.state import RepairState, best_version
 from kernel_medic.tools.trace import append_event
 
 DEAD_END = ("no_applicable_patch", "no_progress")
@@ -35,7 +35,7 @@ def _back(state: RepairState, reason: str) -> dict[str, Any]:
     from the earlier version are untried, and the dead end's own source stays seen, so it is not taken
     again."""
     *rest, earlier = state["earlier_bests"]
-    dead = {k: state.get(f"best_{k}") for k in ("source", "score", "verdict", "report")}
+    dead = best_version(state)
     append_event(
         state.get("trace_path"),
         "backtrack",

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from kernel_medic.graph.runtime import config_of, evaluator_for, problem_for, traced
-from kernel_medic.graph.state import Attempt, RepairState
+from kernel_medic.graph.state import Attempt, RepairState, best_version
 from kernel_medic.tools.evaluation import crashes
 from kernel_medic.tools.evaluation.evaluate import EvalReport
 from kernel_medic.tools.evaluation.mismatch import SCORE_NOISE, closer
@@ -69,9 +69,8 @@ def verify(state: RepairState) -> dict[str, Any]:
         return delta
     delta["pending"] = None
     if improved:
-        earlier = {k: state.get(f"best_{k}") for k in ("source", "score", "verdict", "report")}
         delta.update(
-            earlier_bests=[*(state.get("earlier_bests") or []), earlier],
+            earlier_bests=[*(state.get("earlier_bests") or []), best_version(state)],
             best_source=source,
             best_score=report["score"],
             best_verdict=report["verdict"],

@@ -57,7 +57,7 @@ class SpecGap:
             "bug_class": "spec_ignored_argument",
             "confidence": 0.5,
             "evidence": [f"the reference passes {self.argument}={self.value} to {self.call}; the candidate "
-                         f"never mentions {self.argument}"],
+                         f"never reads {self.argument}"],
             "location": None,
             "rules": (["edit_spec_divisor"] if self.argument in _DIVISOR_ARGUMENTS else [])
             + ["edit_unread_attribute"],
@@ -109,13 +109,19 @@ def honoured_arguments(reference_source: str) -> list[tuple[str, str, str]]:
     return list(dict.fromkeys(found))
 
 
-def spec_gaps(reference_source: str, candidate_source: str) -> list[SpecGap]:
+def spec_gaps(
+    reference_source: str, candidate_source: str, module: cst.Module | None = None
+) -> list[SpecGap]:
     """The honoured arguments the candidate never mentions, by name or by the value the reference gives, or
-    only keeps on `self` without ever reading."""
+    only keeps on `self` without ever reading (`module`: the candidate already parsed, if it is)."""
     gaps: dict[str, SpecGap] = {}
-    unread = unread_attributes(candidate_source)
+    unread: set[str] | None = None  # parsed only when a mention needs checking
     for argument, value, call in honoured_arguments(reference_source):
-        read = argument in candidate_source and not {argument, f"_{argument}"} & unread
+        read = argument in candidate_source
+        if read:
+            if unread is None:
+                unread = _unread(module) if module is not None else unread_attributes(candidate_source)
+            read = not {argument, f"_{argument}"} & unread
         if read or (argument, value) in _IMPLICIT or argument in gaps:
             continue
         literal = value.strip("'\"")
@@ -131,10 +137,11 @@ def spec_hypotheses(reference_source: str, candidate_source: str) -> list[dict[s
     return [gap.to_hypothesis() for gap in spec_gaps(reference_source, candidate_source)]
 
 
-def _divisor_gap(context: RuleContext | None, source: str) -> bool:
+def _divisor_gap(context: RuleContext | None, tree: Tree) -> bool:
     if context is None or not context.reference_source:
         return False
-    return any(g.argument in _DIVISOR_ARGUMENTS for g in spec_gaps(context.reference_source, source))
+    gaps = spec_gaps(context.reference_source, tree.source, tree.module)
+    return any(g.argument in _DIVISOR_ARGUMENTS for g in gaps)
 
 
 @rule("edit_spec_divisor", title="a divisor the reference's arguments decide", bug_class="edit:spec",
@@ -142,7 +149,7 @@ def _divisor_gap(context: RuleContext | None, source: str) -> bool:
 def edit_spec_divisor(tree: Tree, context: RuleContext | None) -> Iterator[Edit]:
     """Where an ignored argument decides a divisor: `/ d` becomes `/ (d - 1)`, `/ (d + 1)` or goes; a
     host-side `.mean()` becomes `.sum()` and back."""
-    if not _divisor_gap(context, tree.source):
+    if not _divisor_gap(context, tree):
         return
     for fn in _kernels(tree.module):
         for op in findall(fn.body, m.BinaryOperation(operator=m.Divide())):
